@@ -1,0 +1,133 @@
+"""Dataset cards: the README.md of a benchmark folder, YAML front matter plus a body from ``cards/``.
+
+The front matter announces every config to ``datasets`` (so ``load_dataset(folder, "<subset>-corpus")``
+works without code) and carries the Hub metadata; the body is the benchmark's template from ``cards/``
+with ``$placeholders`` filled by the build's real statistics.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .schema import CORPUS, CORPUS_SPLIT, config_name, size_category
+
+
+@dataclass
+class CardInfo:
+    """What a loading script knows about its benchmark: metadata for the card, not data."""
+
+    benchmark: str  # the template name in cards/ and the folder name under a data dir, e.g. "crumb"
+    pretty_name: str
+    license: str  # a Hub licence id, e.g. "cc-by-nc-4.0"
+    citation: str  # BibTeX
+    source: str  # the upstream release: a Hub id or a local path
+    revision: str = "unknown"
+    languages: list[str] = field(default_factory=lambda: ["en"])
+    task_categories: list[str] = field(default_factory=lambda: ["text-retrieval"])
+    task_ids: list[str] = field(default_factory=lambda: ["document-retrieval"])
+    template: str | Path | None = None  # default: cards/<benchmark>.md
+    extra: dict[str, str] = field(default_factory=dict)  # more $placeholders for the template
+
+
+def read_front_matter(readme: Path) -> dict[str, Any]:
+    """The YAML front matter of a README.md, or {} when it has none."""
+    text = readme.read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        return {}
+    end = text.find("\n---", 4)
+    if end < 0:
+        return {}
+    return yaml.safe_load(text[4:end]) or {}
+
+
+def _template_text(info: CardInfo) -> str:
+    if info.template is not None:
+        return Path(info.template).read_text(encoding="utf-8")
+    resource = importlib.resources.files("complexir.cards") / f"{info.benchmark}.md"
+    if resource.is_file():
+        return resource.read_text(encoding="utf-8")
+    return "# $pretty_name\n\n$counts_table\n\n$build_notes\n\n## Citation\n\n```bibtex\n$citation\n```\n"
+
+
+def _counts_table(stats: dict[str, dict[str, Any]]) -> str:
+    rows = ["| subset | split | documents | queries | qrels | nuggets | dropped queries (no positive) |",
+            "|---|---|---:|---:|---:|---:|---:|"]
+    for subset, st in stats.items():
+        for split, sp in st["splits"].items():
+            rows.append(
+                f"| {subset} | {split} | {st['documents']:,} | {sp['queries']:,} | {sp['qrels']:,} "
+                f"| {sp['nuggets']:,} | {sp['dropped_queries']:,} |"
+            )
+    return "\n".join(rows)
+
+
+def _length_table(stats: dict[str, dict[str, Any]]) -> str:
+    rows = ["| subset | documents | mean words | p50 words | p95 words | max words |", "|---|---:|---:|---:|---:|---:|"]
+    for subset, st in stats.items():
+        w = st["words"]
+        rows.append(f"| {subset} | {st['documents']:,} | {w['mean']:.1f} | {w['p50']:.0f} | {w['p95']:.0f} | {w['max']:,} |")
+    return "\n".join(rows)
+
+
+def _notes(stats: dict[str, dict[str, Any]]) -> str:
+    lines = [f"- **{subset}**: {key}: {value}" for subset, st in stats.items() for key, value in st["notes"].items()]
+    return "\n".join(lines) if lines else "- none"
+
+
+def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]]) -> dict:
+    """The card's YAML metadata. ``files`` maps config name → {split: data_files pattern}."""
+    largest = max((st["documents"] for st in stats.values()), default=0)
+    return {
+        "pretty_name": info.pretty_name,
+        "license": info.license,
+        "language": info.languages,
+        "task_categories": info.task_categories,
+        "task_ids": info.task_ids,
+        "size_categories": [size_category(largest)],
+        "tags": ["complexir", "mteb", "retrieval"],
+        "source_datasets": [info.source],
+        "citation": info.citation.strip(),
+        "configs": [
+            {"config_name": name, "data_files": [{"split": s, "path": p} for s, p in splits.items()]}
+            for name, splits in files.items()
+        ],
+    }
+
+
+def render(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]]) -> str:
+    """The whole README.md of a benchmark folder."""
+    meta = yaml.safe_dump(front_matter(info, stats, files), sort_keys=False, allow_unicode=True, width=1000)
+    values = {
+        "pretty_name": info.pretty_name,
+        "license": info.license,
+        "citation": info.citation.strip(),
+        "source": info.source,
+        "revision": info.revision,
+        "counts_table": _counts_table(stats),
+        "length_table": _length_table(stats),
+        "build_notes": _notes(stats),
+        **info.extra,
+    }
+    body = string.Template(_template_text(info)).safe_substitute(values)
+    return f"---\n{meta}---\n\n{body.strip()}\n"
+
+
+def data_files(subset: str | None, kind: str, split: str) -> str:
+    """The path pattern of one config split inside the folder (the corpus is sharded)."""
+    folder = f"data/{subset or 'default'}"
+    if kind == CORPUS:
+        return f"{folder}/corpus-*.parquet"
+    return f"{folder}/{kind}-{split}.parquet"
+
+
+def config_files(subset: str | None, kind: str, splits: list[str]) -> tuple[str, dict[str, str]]:
+    """(config name, {split: pattern}) for the README's ``configs`` list."""
+    if kind == CORPUS:
+        return config_name(subset, kind), {CORPUS_SPLIT: data_files(subset, kind, CORPUS_SPLIT)}
+    return config_name(subset, kind), {s: data_files(subset, kind, s) for s in splits}

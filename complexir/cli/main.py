@@ -1,0 +1,55 @@
+"""The ``complexir`` console script: one subcommand per module of this package.
+
+Each subcommand module exposes ``add_parser(subparsers)``, which registers its parser and sets
+``func`` (a callable taking the parsed args and returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from importlib import import_module
+
+# Imported lazily so that `complexir --help` or `complexir evaluate` never pay for torch and mteb.
+SUBCOMMANDS = ("run", "build", "evaluate", "validate", "report", "push")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="complexir", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = import_module(f"complexir.cli.{name}_cmd")
+        except ModuleNotFoundError as error:  # a subcommand whose issue has not landed yet
+            if error.name != f"complexir.cli.{name}_cmd":
+                raise
+            continue
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        if args.command is None:  # bare `complexir`: the main job on its embedded defaults
+            args = parser.parse_args(["run", *(argv or [])])
+        else:
+            parser.print_help()
+            return 2
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError, FileExistsError) as error:
+        logging.getLogger("complexir").debug("error", exc_info=True)
+        print(f"complexir {args.command}: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""``complexir validate DIR``: check a benchmark folder against the standard layout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from complexir.validation import validate_folder
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("validate", help="check that a folder is a valid benchmark in the standard layout")
+    parser.add_argument("folder", help="a benchmark folder (e.g. one written by `complexir build`)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = validate_folder(args.folder)
+    print(json.dumps(report, indent=2))
+    return 0

@@ -1,0 +1,83 @@
+"""The standard layout's Arrow schemas and naming rules (see DESIGN.md, "The standard layout").
+
+One benchmark is one folder that is a Hugging Face dataset repo: ``data/<subset>/<kind>-<split>.parquet``
+files, announced as ``<subset>-<kind>`` configs in the README's YAML. Column names follow MTEB's
+retrieval loader so that ``mteb`` reads the folder natively.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+CORPUS = "corpus"
+QUERIES = "queries"
+QRELS = "qrels"
+NUGGETS = "nuggets"
+TOP_RANKED = "top_ranked"
+KINDS = (CORPUS, QUERIES, QRELS, NUGGETS, TOP_RANKED)
+
+# The corpus config has a single split; BEIR and MTEB datasets on the Hub name it "corpus".
+CORPUS_SPLIT = "corpus"
+SPLITS = ("test", "validation")
+
+# Required columns, in order. Optional columns are listed separately; any other extra column is kept as is.
+REQUIRED = {
+    CORPUS: pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())]),
+    QUERIES: pa.schema([("id", pa.string()), ("text", pa.string())]),
+    QRELS: pa.schema([("query-id", pa.string()), ("corpus-id", pa.string()), ("score", pa.int32())]),
+    NUGGETS: pa.schema(
+        [
+            ("query-id", pa.string()),
+            ("nugget-id", pa.string()),
+            ("text", pa.string()),
+            ("weight", pa.float64()),
+            (
+                "support",
+                pa.list_(pa.struct([("corpus-id", pa.string()), ("score", pa.int32())])),
+            ),
+        ]
+    ),
+    TOP_RANKED: pa.schema([("query-id", pa.string()), ("corpus-ids", pa.list_(pa.string()))]),
+}
+
+OPTIONAL = {
+    CORPUS: pa.schema(
+        [("parent-id", pa.string()), ("language", pa.string()), ("metadata", pa.string())]
+    ),
+    QUERIES: pa.schema(
+        [("instruction", pa.string()), ("language", pa.string()), ("metadata", pa.string())]
+    ),
+    QRELS: pa.schema([]),
+    NUGGETS: pa.schema([]),
+    TOP_RANKED: pa.schema([]),
+}
+
+
+def config_name(subset: str | None, kind: str) -> str:
+    """``<subset>-<kind>``, or just ``<kind>`` for a benchmark with a single, unnamed subset."""
+    return f"{subset}-{kind}" if subset else kind
+
+
+def schema_for(kind: str, columns: list[str]) -> pa.Schema:
+    """The schema of a ``kind`` table holding ``columns``: required ones first, then optional, then extras.
+
+    Extra columns (not in the standard) are typed as strings: anything richer belongs in ``metadata`` JSON.
+    """
+    required = REQUIRED[kind]
+    optional = {f.name: f for f in OPTIONAL[kind]}
+    fields = list(required)
+    for name in columns:
+        if name in required.names:
+            continue
+        fields.append(optional.get(name, pa.field(name, pa.string())))
+    return pa.schema(fields)
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` rows."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+    for bound, label in bounds:
+        if n < bound:
+            return label
+    return "1B<n<10B"

@@ -1,0 +1,361 @@
+"""Write a benchmark folder in the standard layout: streamed, validated, atomic.
+
+Usage by a loading script::
+
+    with BenchmarkWriter(out_dir, card_info) as writer:
+        writer.write_corpus("clinical_trial", iter_docs())          # any size, bounded memory
+        writer.write_split("clinical_trial", "test", queries=..., qrels=...)
+        writer.note("clinical_trial", "labels cast to int", 12)
+    # here the folder exists, complete and validated; after an exception nothing was left behind
+
+Everything is written into a hidden temporary folder beside ``out_dir`` and renamed into place only after
+the whole folder validated, so an interrupted build never leaves a half dataset.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import uuid
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from . import card as cards
+from .errors import LayoutError
+from .schema import CORPUS, NUGGETS, QRELS, QUERIES, TOP_RANKED, schema_for
+from .validation import validate_folder
+
+logger = logging.getLogger(__name__)
+
+Row = Mapping[str, Any]
+
+
+def _expect_str(value: Any, what: str, *, empty_ok: bool = False) -> str:
+    if not isinstance(value, str):
+        raise LayoutError(f"{what}: expected a string, got {type(value).__name__} {value!r:.60}")
+    if not empty_ok and not value:
+        raise LayoutError(f"{what}: expected a non-empty string")
+    return value
+
+
+def _expect_grade(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise LayoutError(f"{what}: expected an integer grade, got {type(value).__name__} {value!r:.60}")
+    if value < 0:
+        raise LayoutError(f"{what}: expected a grade >= 0, got {value}")
+    return int(value)
+
+
+def _optional_strings(row: Row, names: Iterable[str], what: str) -> None:
+    for name in names:
+        value = row.get(name)
+        if value is not None and not isinstance(value, str):
+            raise LayoutError(f"{what}: column {name!r} must be a string or null, got {type(value).__name__}")
+
+
+class _SubsetStats:
+    def __init__(self) -> None:
+        self.doc_ids: set[str] | None = None
+        self.words = array("I")
+        self.splits: dict[str, dict[str, int]] = {}
+        self.notes: dict[str, Any] = {}
+        self.kinds: dict[str, list[str]] = {}  # kind -> splits written
+
+    def as_dict(self) -> dict[str, Any]:
+        words = np.frombuffer(self.words, dtype=np.uint32) if len(self.words) else np.zeros(1, np.uint32)
+        return {
+            "documents": len(self.doc_ids or ()),
+            "words": {
+                "mean": float(words.mean()),
+                "p50": float(np.percentile(words, 50)),
+                "p95": float(np.percentile(words, 95)),
+                "max": int(words.max()),
+            },
+            "splits": self.splits,
+            "notes": self.notes,
+        }
+
+
+class BenchmarkWriter:
+    """Writes one benchmark folder (a Hub dataset repo) in the standard layout.
+
+    Subsets are written corpus first, then one ``write_split`` per split. Rows are plain dicts with the
+    standard column names; extra columns are kept. ``subset=None`` makes a single-subset benchmark whose
+    configs are plain ``corpus``, ``queries``, ``qrels``.
+    """
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike,
+        card: cards.CardInfo,
+        *,
+        overwrite: bool = False,
+        shard_rows: int = 250_000,
+        batch_rows: int = 5_000,
+        progress: bool = True,
+    ):
+        self.out_dir = Path(out_dir)
+        if self.out_dir.exists() and not overwrite:
+            raise FileExistsError(f"{self.out_dir} exists; pass overwrite=True (--overwrite) to replace it")
+        self.card = card
+        self.shard_rows = shard_rows
+        self.batch_rows = batch_rows
+        self.progress = progress
+        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.out_dir.parent / f".{self.out_dir.name}.partial-{uuid.uuid4().hex[:8]}"
+        self._tmp.mkdir()
+        self._subsets: dict[str | None, _SubsetStats] = {}
+        self._closed = False
+
+    # -- context manager: close on success, abort on any exception ------------------------------------
+    def __enter__(self) -> BenchmarkWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def abort(self) -> None:
+        """Remove everything written so far."""
+        shutil.rmtree(self._tmp, ignore_errors=True)
+        self._closed = True
+
+    def _subset(self, subset: str | None) -> _SubsetStats:
+        return self._subsets.setdefault(subset, _SubsetStats())
+
+    def _path(self, subset: str | None, kind: str, split: str, shard: int = 0) -> Path:
+        folder = self._tmp / "data" / (subset or "default")
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"corpus-{shard:05d}.parquet" if kind == CORPUS else f"{kind}-{split}.parquet"
+        return folder / name
+
+    def note(self, subset: str | None, key: str, value: Any) -> None:
+        """A build fact shown in the card (e.g. how many labels a cast changed)."""
+        self._subset(subset).notes[key] = value
+
+    # -- corpus ---------------------------------------------------------------------------------------
+    def write_corpus(self, subset: str | None, rows: Iterable[Row], *, total: int | None = None) -> int:
+        """Stream the corpus of ``subset`` to sharded parquet, ``batch_rows`` rows in memory at a time."""
+        stats = self._subset(subset)
+        if stats.doc_ids is not None:
+            raise LayoutError(f"subset {subset!r}: the corpus was already written")
+        ids: set[str] = set()
+        stats.doc_ids = ids
+        where = f"corpus of subset {subset!r}"
+        columns: list[str] | None = None
+        schema: pa.Schema | None = None
+        writer: pq.ParquetWriter | None = None
+        shard, in_shard, n = 0, 0, 0
+        batch: list[dict[str, Any]] = []
+
+        def flush() -> None:
+            nonlocal writer, shard, in_shard
+            if not batch:
+                return
+            if writer is None or in_shard >= self.shard_rows:
+                if writer is not None:
+                    writer.close()
+                    shard += 1
+                writer = pq.ParquetWriter(self._path(subset, CORPUS, "", shard), schema)
+                in_shard = 0
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            in_shard += len(batch)
+            batch.clear()
+
+        try:
+            for row in tqdm(rows, total=total, desc=f"writing corpus {subset or ''}".strip(), unit="doc",
+                            disable=not self.progress, mininterval=1.0):
+                n += 1
+                what = f"{where}, row {n}"
+                if columns is None:
+                    columns = list(row.keys())
+                    if "title" not in columns:
+                        columns.insert(1, "title")
+                    schema = schema_for(CORPUS, columns)
+                    expected = set(schema.names)
+                doc_id = _expect_str(row.get("id"), f"{what}, column 'id'")
+                text = _expect_str(row.get("text"), f"{what} (id {doc_id!r}), column 'text'", empty_ok=True)
+                _optional_strings(row, ("title", "parent-id", "language", "metadata"), what)
+                unknown = set(row) - expected
+                if unknown:
+                    raise LayoutError(f"{what}: columns {sorted(unknown)} not in the first row's {sorted(expected)}")
+                if doc_id in ids:
+                    raise LayoutError(f"{what}: duplicate document id {doc_id!r}")
+                ids.add(doc_id)
+                stats.words.append(len(text.split()))
+                out = dict(row)
+                if out.get("title") is None:
+                    out["title"] = ""
+                batch.append(out)
+                if len(batch) >= self.batch_rows:
+                    flush()
+            flush()
+        finally:
+            if writer is not None:
+                writer.close()
+        if n == 0:
+            raise LayoutError(f"{where}: no documents")
+        stats.kinds[CORPUS] = [""]
+        logger.info("wrote %d documents for subset %r", n, subset)
+        return n
+
+    # -- queries, qrels, nuggets, top_ranked --------------------------------------------------------
+    def write_split(
+        self,
+        subset: str | None,
+        split: str,
+        *,
+        queries: Sequence[Row],
+        qrels: Sequence[Row],
+        nuggets: Sequence[Row] | None = None,
+        top_ranked: Sequence[Row] | None = None,
+    ) -> dict[str, int]:
+        """Validate and write one split; queries without a positive qrel are dropped and counted."""
+        stats = self._subset(subset)
+        if stats.doc_ids is None:
+            raise LayoutError(f"subset {subset!r}: write the corpus before split {split!r}")
+        if split in stats.splits:
+            raise LayoutError(f"subset {subset!r}: split {split!r} written twice")
+        where = f"subset {subset!r}, split {split!r}"
+        docs = stats.doc_ids
+
+        query_ids: dict[str, int] = {}
+        for i, row in enumerate(queries, 1):
+            what = f"{where}, queries row {i}"
+            qid = _expect_str(row.get("id"), f"{what}, column 'id'")
+            _expect_str(row.get("text"), f"{what} (id {qid!r}), column 'text'")
+            _optional_strings(row, ("instruction", "language", "metadata"), what)
+            if qid in query_ids:
+                raise LayoutError(f"{what}: duplicate query id {qid!r} (first at row {query_ids[qid]})")
+            query_ids[qid] = i
+
+        seen_pairs: set[tuple[str, str]] = set()
+        positive: set[str] = set()
+        for i, row in enumerate(qrels, 1):
+            what = f"{where}, qrels row {i}"
+            qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
+            did = _expect_str(row.get("corpus-id"), f"{what}, column 'corpus-id'")
+            score = _expect_grade(row.get("score"), f"{what}, column 'score'")
+            if qid not in query_ids:
+                raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
+            if did not in docs:
+                raise LayoutError(f"{what}: corpus-id {did!r} is not in the corpus of subset {subset!r}")
+            if (qid, did) in seen_pairs:
+                raise LayoutError(f"{what}: duplicate judgment for query {qid!r} and document {did!r}")
+            seen_pairs.add((qid, did))
+            if score > 0:
+                positive.add(qid)
+
+        nugget_keys: set[tuple[str, str]] = set()
+        for i, row in enumerate(nuggets or (), 1):
+            what = f"{where}, nuggets row {i}"
+            qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
+            nid = _expect_str(row.get("nugget-id"), f"{what}, column 'nugget-id'")
+            _expect_str(row.get("text"), f"{what}, column 'text'", empty_ok=True)
+            weight = row.get("weight", 1.0)
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+                raise LayoutError(f"{what}: column 'weight' must be a finite number, got {weight!r}")
+            if qid not in query_ids:
+                raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
+            if (qid, nid) in nugget_keys:
+                raise LayoutError(f"{what}: duplicate nugget {nid!r} for query {qid!r}")
+            nugget_keys.add((qid, nid))
+            for j, sup in enumerate(row.get("support") or (), 1):
+                sdid = _expect_str(sup.get("corpus-id"), f"{what}, support {j}, 'corpus-id'")
+                _expect_grade(sup.get("score"), f"{what}, support {j}, 'score'")
+                if sdid not in docs:
+                    raise LayoutError(f"{what}, support {j}: corpus-id {sdid!r} is not in the corpus of subset {subset!r}")
+
+        for i, row in enumerate(top_ranked or (), 1):
+            what = f"{where}, top_ranked row {i}"
+            qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
+            if qid not in query_ids:
+                raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
+            for did in row.get("corpus-ids") or ():
+                if _expect_str(did, f"{what}, corpus-ids") not in docs:
+                    raise LayoutError(f"{what}: corpus-id {did!r} is not in the corpus of subset {subset!r}")
+
+        dropped = [qid for qid in query_ids if qid not in positive]
+        if dropped:
+            logger.warning("%s: dropping %d queries with no positive qrel (e.g. %r)", where, len(dropped), dropped[:3])
+        keep = set(query_ids) - set(dropped)
+        if not keep:
+            raise LayoutError(f"{where}: no query has a positive qrel")
+
+        def kept(rows: Sequence[Row] | None, key: str) -> list[dict[str, Any]]:
+            return [dict(r) for r in rows or () if r[key] in keep]
+
+        tables = {
+            QUERIES: kept(queries, "id"),
+            QRELS: [{"query-id": r["query-id"], "corpus-id": r["corpus-id"], "score": int(r["score"]),
+                     **{k: v for k, v in r.items() if k not in ("query-id", "corpus-id", "score")}}
+                    for r in kept(qrels, "query-id")],
+        }
+        if nuggets is not None:
+            tables[NUGGETS] = [{**r, "weight": float(r.get("weight", 1.0)), "support": list(r.get("support") or [])}
+                               for r in kept(nuggets, "query-id")]
+        if top_ranked is not None:
+            tables[TOP_RANKED] = kept(top_ranked, "query-id")
+        for kind, rows in tables.items():
+            columns = list(dict.fromkeys(k for r in rows for k in r)) if rows else []
+            table = pa.Table.from_pylist(rows, schema=schema_for(kind, columns))
+            pq.write_table(table, self._path(subset, kind, split))
+            stats.kinds.setdefault(kind, []).append(split)
+
+        counts = {
+            "queries": len(tables[QUERIES]),
+            "qrels": len(tables[QRELS]),
+            "nuggets": len(tables.get(NUGGETS, [])),
+            "dropped_queries": len(dropped),
+        }
+        stats.splits[split] = counts
+        return counts
+
+    # -- finish ---------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, dict[str, Any]]:
+        return {subset or "default": st.as_dict() for subset, st in self._subsets.items()}
+
+    def close(self) -> Path:
+        """Render the card, validate the whole folder, then move it into place."""
+        if self._closed:
+            return self.out_dir
+        try:
+            if not self._subsets:
+                raise LayoutError("nothing was written")
+            files: dict[str, dict[str, str]] = {}
+            for subset, st in self._subsets.items():
+                if not st.splits:
+                    raise LayoutError(f"subset {subset!r}: a corpus but no split")
+                for kind, splits in st.kinds.items():
+                    name, patterns = cards.config_files(subset, kind, splits)
+                    files[name] = patterns
+            readme = cards.render(self.card, self.stats(), files)
+            (self._tmp / "README.md").write_text(readme, encoding="utf-8")
+            validate_folder(self._tmp)
+            self._replace_out_dir()
+        except BaseException:
+            self.abort()
+            raise
+        self._closed = True
+        logger.info("benchmark folder ready: %s", self.out_dir)
+        return self.out_dir
+
+    def _replace_out_dir(self) -> None:
+        old = None
+        if self.out_dir.exists():
+            old = self.out_dir.parent / f".{self.out_dir.name}.old-{uuid.uuid4().hex[:8]}"
+            os.replace(self.out_dir, old)
+        os.replace(self._tmp, self.out_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,33 @@
+"""MTEB tasks and benchmarks for the four complexir benchmarks, one module per benchmark.
+
+Each benchmark module defines its task classes, ``TASKS`` (the classes, in order) and ``BENCHMARK``
+(an ``mteb.Benchmark``).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+import mteb
+
+from .layout_task import DATA_DIR_ENV, LayoutRetrievalTask
+
+BENCHMARK_MODULES = ("crumb", "irsc", "locov1", "coveragebench")
+
+TASKS: list[type[LayoutRetrievalTask]] = []
+BENCHMARKS: list[mteb.Benchmark] = []
+for _name in BENCHMARK_MODULES:
+    try:
+        _module = import_module(f"{__name__}.{_name}")
+    except ModuleNotFoundError as error:  # a benchmark whose module has not landed yet
+        if error.name != f"{__name__}.{_name}":
+            raise
+        continue
+    TASKS.extend(_module.TASKS)
+    BENCHMARKS.append(_module.BENCHMARK)
+    globals().update({cls.__name__: cls for cls in _module.TASKS})
+
+TASKS_BY_NAME = {cls.metadata.name: cls for cls in TASKS}
+BENCHMARKS_BY_NAME = {b.name: b for b in BENCHMARKS}
+
+__all__ = ["BENCHMARKS", "BENCHMARKS_BY_NAME", "DATA_DIR_ENV", "TASKS", "TASKS_BY_NAME", "LayoutRetrievalTask"]

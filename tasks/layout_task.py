@@ -1,0 +1,79 @@
+"""The one mechanism that turns a subset of a standard-layout benchmark into an MTEB retrieval task.
+
+A task class names its benchmark folder and maps each of its MTEB subsets (``"default"`` for a task with a
+single subset) to a layout subset; MTEB's own ``RetrievalDatasetLoader`` then reads the ``<subset>-corpus``,
+``-queries``, ``-qrels`` (and ``-top_ranked``) configs natively, from a local folder or the Hub repo in the
+task's metadata. Nothing is copied.
+
+Where the data comes from, first match wins:
+1. ``task.data_dir`` set on the instance (``complexir run --data-dir`` sets it),
+2. the ``COMPLEXIR_DATA_DIR`` environment variable: a folder holding one folder per benchmark,
+3. the Hub repo ``metadata.dataset["path"]`` at ``metadata.dataset["revision"]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
+
+from complexir.reader import list_subsets
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_ENV = "COMPLEXIR_DATA_DIR"
+
+
+class LayoutRetrievalTask(AbsTaskRetrieval):
+    """An ``AbsTaskRetrieval`` reading one benchmark folder in the standard layout.
+
+    Subclasses set ``metadata`` (a complete ``TaskMetadata``), ``benchmark_dir`` (the benchmark's folder
+    name under a data dir, e.g. ``"crumb"``) and ``layout_subsets`` (MTEB subset → layout subset).
+    """
+
+    benchmark_dir: ClassVar[str]
+    layout_subsets: ClassVar[dict[str, str | None]]
+    data_dir: str | os.PathLike | None = None
+
+    def data_source(self) -> tuple[str, str | None]:
+        """(local folder or Hub repo id, revision) this task reads."""
+        base = self.data_dir or os.environ.get(DATA_DIR_ENV)
+        if base:
+            folder = Path(base).expanduser() / self.benchmark_dir
+            if not folder.is_dir():
+                raise FileNotFoundError(
+                    f"{self.metadata.name}: no benchmark folder {folder} (data dir {base!r}); build it with "
+                    f"`complexir build {self.benchmark_dir} --out {folder}`"
+                )
+            return str(folder.resolve()), None
+        return self.metadata.dataset["path"], self.metadata.dataset["revision"]
+
+    def available_in(self, data_dir: str | os.PathLike) -> bool:
+        """Whether ``data_dir`` holds every layout subset this task reads (demo folders hold a few)."""
+        folder = Path(data_dir) / self.benchmark_dir
+        if not (folder / "README.md").is_file():
+            return False
+        present = set(list_subsets(folder))
+        return all(s in present for s in self.layout_subsets.values())
+
+    def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
+        """One MTEB subset and split, read natively by MTEB's loader. Override to combine configs."""
+        return RetrievalDatasetLoader(
+            hf_repo=path, revision=revision, split=split, config=self.layout_subsets[hf_subset]
+        ).load()
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        if self.data_loaded:
+            return
+        path, revision = self.data_source()
+        logger.info("%s: reading %s", self.metadata.name, path)
+        self.dataset = {
+            hf_subset: {split: self.load_split(path, revision, hf_subset, split) for split in self.eval_splits}
+            for hf_subset in self.layout_subsets
+        }
+        self.dataset_transform(num_proc=num_proc)
+        self.data_loaded = True

