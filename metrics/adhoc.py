@@ -28,10 +28,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_ADHOC_MEASURES = ("nDCG@10", "R@100", "AP@10")
 
 
-def check_labels(qid: str, judged: Mapping[str, object]) -> np.ndarray:
-    """Labels of one query as int64; ValueError naming query and doc on negative or non-integer labels."""
+def check_labels(where: str, judged: Mapping[str, object]) -> np.ndarray:
+    """Labels as int64; ValueError naming ``where`` (e.g. "query '3'") and the doc on bad labels."""
     if not isinstance(judged, Mapping):
-        raise TypeError(f"query {qid!r}: judgments must map doc id -> label, got {type(judged).__name__}")
+        raise TypeError(f"{where}: judgments must map doc id -> label, got {type(judged).__name__}")
     try:
         vals = np.fromiter(judged.values(), dtype=np.float64, count=len(judged))
     except (TypeError, ValueError):
@@ -41,7 +41,7 @@ def check_labels(qid: str, judged: Mapping[str, object]) -> np.ndarray:
             ok = isinstance(lab, (int, np.integer)) or (isinstance(lab, (float, np.floating)) and float(lab).is_integer())
             if isinstance(lab, bool) or not ok or lab < 0:
                 raise ValueError(
-                    f"query {qid!r}, document {doc!r}: label {lab!r} is not a non-negative integer"
+                    f"{where}, document {doc!r}: label {lab!r} is not a non-negative integer"
                 )
     return vals.astype(np.int64) if vals is not None else np.zeros(0, np.int64)
 
@@ -80,7 +80,7 @@ def adhoc_per_query(
     judged_labels: list[np.ndarray] = []
     for i, qid in enumerate(qids):
         judged = qrels[qid]
-        judged_labels.append(check_labels(qid, judged))
+        judged_labels.append(check_labels(f"query {qid!r}", judged))
         docs = ranked[qid]
         if docs:
             get = judged.get
