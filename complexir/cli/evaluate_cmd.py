@@ -1,0 +1,98 @@
+"""``complexir evaluate QRELS RUN``: score a TREC run with the suite's own measures.
+
+Prints ``MEASURE<TAB>QUERY<TAB>VALUE`` lines (``all`` = mean over every query of the qrels), measure
+names spelled as ir_measures spells them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, parse_measure, rank_run
+from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "AP@10", "alpha_nDCG@20", "StRecall@20")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="score a TREC run file against TREC qrels (trec_eval / ndeval semantics)",
+        description=(
+            "Score a TREC run (topic Q0 doc rank score tag) against TREC qrels (topic iteration doc label). "
+            "The run is ranked by score, ties by doc id descending (trec_eval's rule); the rank column is "
+            "ignored. Output: MEASURE<TAB>QUERY<TAB>VALUE, with QUERY 'all' for the mean over every query "
+            "of the qrels (a query missing from the run scores 0)."
+        ),
+    )
+    parser.add_argument("qrels", help="TREC qrels file: topic iteration doc label")
+    parser.add_argument("run", help="TREC run file: topic Q0 doc rank score tag")
+    parser.add_argument(
+        "-m", "--measure", dest="measures", action="append", metavar="MEASURE",
+        help=(
+            "measure in ir_measures spelling, repeatable: nDCG@k, R@k, AP@k, AP, RR@k, P@k, alpha_nDCG@k, "
+            "alpha_DCG@k, StRecall@k, ERR_IA@k, nERR_IA@k, P_IA@k, AP_IA, NRBP, nNRBP; parameters as in "
+            "alpha_nDCG(alpha=0.9)@20. Default: " + ", ".join(DEFAULT_MEASURES)
+        ),
+    )
+    parser.add_argument("--per-query", action="store_true", help="also print one line per query")
+    parser.add_argument(
+        "--nuggets", action="store_true",
+        help=(
+            "read the qrels' iteration column as the nugget (subtopic) id, ndeval's format. The coverage "
+            "measures (alpha_nDCG, StRecall, ...) need it; ad hoc measures then use, per document, its "
+            "largest label over the nuggets. Without it the iteration column is ignored and coverage "
+            "measures are skipped (an error if asked for with -m)."
+        ),
+    )
+    parser.add_argument("--alpha", type=float, default=0.5, help="default alpha for coverage measures (0.5)")
+    parser.add_argument("--rel-level", type=int, default=1, help="label >= this contains a nugget (1)")
+    parser.add_argument(
+        "--denominator", choices=("supported", "all"), default="supported",
+        help="StRecall denominator: nuggets with a supporting doc (ndeval, default) or every listed nugget",
+    )
+    parser.add_argument("--digits", type=int, default=6, help="decimal places printed (6)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    explicit = bool(args.measures)
+    names = list(args.measures or DEFAULT_MEASURES)
+    parsed = [parse_measure(n) for n in names]  # fails early on an unknown name
+    adhoc = [m.name for m in parsed if m.kind == "adhoc"]
+    coverage = [m.name for m in parsed if m.kind == "coverage"]
+    if coverage and not args.nuggets:
+        if explicit:
+            raise ValueError(
+                f"coverage measures ({', '.join(coverage)}) need nugget ids: pass --nuggets so that the "
+                "qrels' iteration column is read as the nugget id"
+            )
+        logger.info("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
+        coverage = []
+
+    ranking = rank_run(read_run(args.run))
+    per_query: dict[str, dict[str, float]] = {}
+    if adhoc:
+        per_query.update(adhoc_per_query(read_qrels(args.qrels), ranking, adhoc))
+    if coverage:
+        judgments = read_nugget_qrels(args.qrels)
+        per_query.update(
+            coverage_per_query(
+                judgments, ranking, coverage,
+                alpha=args.alpha, rel_level=args.rel_level, denominator=args.denominator,
+            )
+        )
+    extra = set(ranking) - set().union(*(set(v) for v in per_query.values())) if per_query else set()
+    if extra:
+        logger.warning("%d query(ies) of the run are not in the qrels and are ignored", len(extra))
+    means = mean_scores(per_query)
+    fmt = f"{{:.{args.digits}f}}"
+    for name in [m.name for m in parsed if m.name in per_query]:
+        if args.per_query:
+            for qid, value in per_query[name].items():
+                print(f"{name}\t{qid}\t{fmt.format(value)}")
+        print(f"{name}\tall\t{fmt.format(means[name])}")
+    return 0
