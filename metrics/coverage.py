@@ -277,7 +277,7 @@ def _score_chunk(
             out[m.name] = div(ratio.sum(axis=1), actual)
         elif fam in ("NRBP", "nNRBP"):
             b = float(m.params.get("beta", 0.5))
-            bpow = _powers(b, max(rmax, ndoc) + 1)
+            bpow = _powers(b, max(int(rpos_c.max()), ndoc) + 1)
             score = (run_gains(a) * bpow[rpos_c] * valid).sum(axis=1)
             if fam == "NRBP":
                 out[m.name] = div(score * (1.0 - (1.0 - a) * b), actual)
