@@ -68,10 +68,13 @@ def _counts_table(stats: dict[str, dict[str, Any]]) -> str:
 
 
 def _length_table(stats: dict[str, dict[str, Any]]) -> str:
-    rows = ["| subset | documents | mean words | p50 words | p95 words | max words |", "|---|---:|---:|---:|---:|---:|"]
+    rows = ["| subset | documents | mean words | p50 words | p95 words | max words |",
+            "|---|---:|---:|---:|---:|---:|"]
     for subset, st in stats.items():
         w = st["words"]
-        rows.append(f"| {subset} | {st['documents']:,} | {w['mean']:.1f} | {w['p50']:.0f} | {w['p95']:.0f} | {w['max']:,} |")
+        rows.append(
+            f"| {subset} | {st['documents']:,} | {w['mean']:.1f} | {w['p50']:.0f} | {w['p95']:.0f} | {w['max']:,} |"
+        )
     return "\n".join(rows)
 
 

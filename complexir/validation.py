@@ -108,7 +108,9 @@ def validate_folder(folder: str | Path) -> dict[str, dict[str, Any]]:
             positive = set(pc.filter(qrels.column("query-id"), pc.greater(qrels.column("score"), 0)).to_pylist())
             missing = query_ids - positive
             if missing:
-                raise LayoutError(f"{qpaths[0]}: {len(missing)} queries have no positive qrel, e.g. {sorted(missing)[:3]}")
+                raise LayoutError(
+                    f"{qpaths[0]}: {len(missing)} queries have no positive qrel, e.g. {sorted(missing)[:3]}"
+                )
             split_counts = {"queries": len(query_ids), "qrels": qrels.num_rows, "nuggets": 0}
             if NUGGETS in kinds and split in kinds[NUGGETS]:
                 npath = kinds[NUGGETS][split][0]

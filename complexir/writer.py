@@ -22,7 +22,7 @@ import uuid
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pyarrow as pa
@@ -117,7 +117,7 @@ class BenchmarkWriter:
         self._closed = False
 
     # -- context manager: close on success, abort on any exception ------------------------------------
-    def __enter__(self) -> BenchmarkWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -275,7 +275,9 @@ class BenchmarkWriter:
                 sdid = _expect_str(sup.get("corpus-id"), f"{what}, support {j}, 'corpus-id'")
                 _expect_grade(sup.get("score"), f"{what}, support {j}, 'score'")
                 if sdid not in docs:
-                    raise LayoutError(f"{what}, support {j}: corpus-id {sdid!r} is not in the corpus of subset {subset!r}")
+                    raise LayoutError(
+                        f"{what}, support {j}: corpus-id {sdid!r} is not in the corpus of subset {subset!r}"
+                    )
 
         for i, row in enumerate(top_ranked or (), 1):
             what = f"{where}, top_ranked row {i}"

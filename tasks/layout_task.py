@@ -21,11 +21,17 @@ from typing import Any, ClassVar
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 
+from complexir.metrics import adhoc_per_query, rank_run
 from complexir.reader import list_subsets
 
 logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "COMPLEXIR_DATA_DIR"
+
+# Per-query scores kept for significance tests, MTEB-style keys → our measure names (the same maths as
+# trec_eval: tests check equality with pytrec_eval, which MTEB itself uses).
+PER_QUERY_ADHOC = {"ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10",
+                   "recall_at_100": "R@100", "map_at_10": "AP@10", "mrr_at_10": "RR@10"}
 
 
 class LayoutRetrievalTask(AbsTaskRetrieval):
@@ -38,6 +44,11 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     benchmark_dir: ClassVar[str]
     layout_subsets: ClassVar[dict[str, str | None]]
     data_dir: str | os.PathLike | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # hf_subset → split → MTEB-style metric key → query id → value; filled while evaluating
+        self.per_query_scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
 
     def data_source(self) -> tuple[str, str | None]:
         """(local folder or Hub repo id, revision) this task reads."""
@@ -77,3 +88,18 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         }
         self.dataset_transform(num_proc=num_proc)
         self.data_loaded = True
+
+    def task_specific_scores(
+        self,
+        scores: dict[str, dict[str, float]],
+        qrels: dict[str, dict[str, int]],
+        results: dict[str, dict[str, float]],
+        hf_split: str,
+        hf_subset: str,
+    ) -> dict[str, float]:
+        """Keep per-query scores (MTEB only keeps means); subclasses add their own measures here."""
+        per_query = adhoc_per_query(qrels, rank_run(results), list(PER_QUERY_ADHOC.values()))
+        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
+            key: per_query[measure] for key, measure in PER_QUERY_ADHOC.items()
+        }
+        return {}

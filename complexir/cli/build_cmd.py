@@ -13,7 +13,9 @@ LOADING_SCRIPTS = ("crumb", "irsc", "locov1", "coveragebench")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("build", help="build a benchmark folder (a Hub dataset repo) from its upstream release")
+    parser = subparsers.add_parser(
+        "build", help="build a benchmark folder (a Hub dataset repo) from its upstream release"
+    )
     benchmarks = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
     for name in LOADING_SCRIPTS:
         try:

@@ -1,0 +1,197 @@
+"""``complexir run``: evaluate a model on the benchmarks through ``mteb.evaluate`` and print one table.
+
+With no arguments: the packaged all-MiniLM-L6-v2 on the demo copy of every benchmark shipped in the package.
+Writes MTEB's result JSON under ``--output``/results (MTEB's own cache layout) and, beside it, the per-query
+scores that significance tests need, under ``--output``/per_query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.resources
+import json
+import logging
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+# Table columns: header → MTEB score key (a column is shown when any row has the key).
+SCORE_COLUMNS = {
+    "nDCG@10": "ndcg_at_10",
+    "R@100": "recall_at_100",
+    "R@10": "recall_at_10",
+    "MAP@10": "map_at_10",
+    "α-nDCG@20": "alpha_ndcg_at_20",
+    "StRecall@20": "strecall_at_20",
+    "nDCG@20": "ndcg_at_20",
+    "tokens seen": "doc_token_share_seen",
+}
+ALWAYS_SHOWN = ("nDCG@10", "R@100")
+
+
+def demo_data_dir() -> Path:
+    """The demo benchmarks shipped inside the package (one folder per benchmark)."""
+    return Path(str(importlib.resources.files("complexir") / "demo"))
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run", help="evaluate a model on the benchmarks (default: the packaged model on the demo benchmarks)"
+    )
+    parser.add_argument("--model", default=None,
+                        help="Hub model name or local SentenceTransformer folder (default: packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--model-name", default=None, help="file results under this model name")
+    parser.add_argument("--max-seq-length", type=int, default=None, help="override the model's max sequence length")
+    parser.add_argument("--benchmark", action="append", default=None, metavar="NAME",
+                        help="CRUMB, IRSC, LoCoV1 or CoverageBench (repeatable; default: all)")
+    parser.add_argument("--task", action="append", default=None, metavar="NAME", help="a task name (repeatable)")
+    parser.add_argument("--data-dir", default=None,
+                        help="folder holding one built benchmark folder per benchmark (default: $COMPLEXIR_DATA_DIR, "
+                             "else the demo benchmarks); 'hub' reads the Hub repos named in the tasks' metadata")
+    parser.add_argument("--split", action="append", default=None, help="evaluation split(s) (default: test)")
+    parser.add_argument("--output", default="results", help="results folder (default: ./results)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--cache", default=None, metavar="DIR",
+                        help="embedding cache (MTEB's CachedEmbeddingWrapper): a rerun encodes nothing")
+    parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
+                        help="chunk: split long documents into windows of the model's length, score by best window")
+    parser.set_defaults(func=run)
+
+
+def resolve_data_dir(arg: str | None) -> Path | None:
+    """The local data dir to read, or None to read the Hub."""
+    if arg == "hub":
+        return None
+    chosen = arg or os.environ.get("COMPLEXIR_DATA_DIR")
+    folder = Path(chosen).expanduser() if chosen else demo_data_dir()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"data dir {folder} does not exist")
+    return folder.resolve()
+
+
+def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir: Path | None,
+                 splits: list[str]) -> list[Any]:
+    """Task instances to run, restricted to those whose data exists when reading a local folder."""
+    from complexir.tasks import BENCHMARKS_BY_NAME, TASKS, TASKS_BY_NAME
+
+    if names:
+        unknown = [n for n in names if n not in TASKS_BY_NAME]
+        if unknown:
+            raise ValueError(f"unknown task(s) {unknown}; known: {sorted(TASKS_BY_NAME)}")
+        classes = [TASKS_BY_NAME[n] for n in names]
+    else:
+        classes = list(TASKS)
+    if benchmarks:
+        lower = {b.lower(): b for b in BENCHMARKS_BY_NAME}
+        unknown = [b for b in benchmarks if b.lower() not in lower]
+        if unknown:
+            raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS_BY_NAME)}")
+        wanted = {type(t).__name__ for b in benchmarks for t in BENCHMARKS_BY_NAME[lower[b.lower()]].tasks}
+        classes = [c for c in classes if c.__name__ in wanted]
+    tasks = []
+    for cls in classes:
+        task = cls()
+        if data_dir is not None:
+            if not task.available_in(data_dir):
+                if names:
+                    raise FileNotFoundError(f"{cls.metadata.name}: its data is not in {data_dir}")
+                logger.debug("skipping %s: not in %s", cls.metadata.name, data_dir)
+                continue
+            task.data_dir = data_dir
+        missing = [s for s in splits if s not in task.metadata.eval_splits]
+        if missing:
+            raise ValueError(f"{cls.metadata.name} has no split {missing}; it has {task.metadata.eval_splits}")
+        tasks.append(task.filter_eval_splits(splits))
+    if not tasks:
+        raise ValueError(f"no task to run (benchmarks={benchmarks}, tasks={names}, data dir={data_dir})")
+    return tasks
+
+
+def benchmark_of(task: Any) -> str:
+    from complexir.tasks import BENCHMARKS
+
+    for bench in BENCHMARKS:
+        if any(type(t) is type(task) for t in bench.tasks):
+            return bench.name
+    return "-"
+
+
+def write_per_query(output: Path, meta: Any, tasks: list[Any]) -> None:
+    """Per-query scores per task: what ``complexir report --baseline`` tests significance on."""
+    folder = output / "per_query" / meta.name.replace("/", "__") / str(meta.revision)
+    folder.mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        payload = {"task": task.metadata.name, "model": meta.name, "revision": meta.revision,
+                   "scores": task.per_query_scores}
+        (folder / f"{task.metadata.name}.json").write_text(json.dumps(payload, indent=1, sort_keys=True))
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    shown = [h for h, key in SCORE_COLUMNS.items() if h in ALWAYS_SHOWN or any(key in r["scores"] for r in rows)]
+    header = ["benchmark", "task", "subset", "split", "main score", *shown, "docs/s"]
+    body = []
+    for r in rows:
+        s = r["scores"]
+        main = f"{r['main_name']}={_fmt(s.get('main_score'))}"
+        dps = r["docs_per_second"]
+        body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
+                     *(_fmt(s.get(SCORE_COLUMNS[h])) for h in shown),
+                     f"{dps:,.0f}" if dps else "cached"])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
+
+
+def run(args: argparse.Namespace) -> int:
+    import mteb
+    from mteb.models.cache_wrappers import CachedEmbeddingWrapper
+
+    from complexir.models import EncodeCounter, load_model
+
+    data_dir = resolve_data_dir(args.data_dir)
+    splits = args.split or ["test"]
+    tasks = select_tasks(args.benchmark, args.task, data_dir, splits)
+    logger.info("running %d task(s) from %s", len(tasks), data_dir or "the Hub")
+
+    base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name)
+    counter = EncodeCounter(base)
+    model: Any = counter
+    if args.long_docs != "none":
+        from complexir.long_docs import wrap_long_docs
+
+        model = wrap_long_docs(counter, args.long_docs)
+    elif args.cache:
+        model = CachedEmbeddingWrapper(counter, cache_path=Path(args.cache))
+
+    output = Path(args.output)
+    result = mteb.evaluate(
+        model, tasks, cache=mteb.ResultCache(output), overwrite_strategy="always",
+        encode_kwargs={"batch_size": args.batch_size},
+    )
+    meta = counter.mteb_model_meta
+    write_per_query(output, meta, tasks)
+
+    rows = []
+    by_name = {t.metadata.name: t for t in tasks}
+    for task_result in result.task_results:
+        task = by_name[task_result.task_name]
+        for split, entries in task_result.scores.items():
+            for scores in entries:
+                rows.append({
+                    "benchmark": benchmark_of(task), "task": task_result.task_name,
+                    "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
+                    "main_name": task.metadata.main_score,
+                    "docs_per_second": counter.docs_per_second(task_result.task_name),
+                })
+    print(f"model: {meta.name} (revision {meta.revision}); results in {output.resolve()}")
+    print(render_table(rows))
+    return 0

@@ -1,0 +1,194 @@
+"""The standard layout: writer, validator, reader, and MTEB's own loader on the same folder."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+from complexir import reader
+from complexir.card import CardInfo, read_front_matter
+from complexir.errors import LayoutError
+from complexir.validation import validate_folder
+from complexir.writer import BenchmarkWriter
+
+CARD = CardInfo("toy", "Toy benchmark", "apache-2.0", "@misc{toy, title={Toy}}", "hand-written", revision="r1")
+
+DOCS = [
+    {"id": "d1", "title": "Aspirin", "text": "Aspirin reduces fever and relieves mild pain.", "parent-id": "p1"},
+    {"id": "d2", "title": "", "text": "Ibuprofen is a non-steroidal anti-inflammatory drug.", "parent-id": "p1"},
+    {"id": "d3", "title": "Paracetamol", "text": "Paracetamol is also called acetaminophen.", "parent-id": None},
+]
+QUERIES = [
+    {"id": "q1", "text": "what relieves pain", "instruction": "Find drugs."},
+    {"id": "q2", "text": "other names of paracetamol", "instruction": ""},
+    {"id": "q3", "text": "a query whose only judgment is non-relevant", "instruction": ""},
+]
+QRELS = [
+    {"query-id": "q1", "corpus-id": "d1", "score": 2},
+    {"query-id": "q1", "corpus-id": "d2", "score": 0},
+    {"query-id": "q2", "corpus-id": "d3", "score": 1},
+    {"query-id": "q3", "corpus-id": "d1", "score": 0},
+]
+NUGGETS = [
+    {"query-id": "q1", "nugget-id": "1", "text": "aspirin relieves pain", "support": [{"corpus-id": "d1", "score": 1}]},
+    {"query-id": "q1", "nugget-id": "2", "text": "an unsupported aspect", "support": []},
+    {"query-id": "q3", "nugget-id": "1", "text": "dropped with its query", "support": []},
+]
+
+
+def build(path, *, docs=DOCS, queries=QUERIES, qrels=QRELS, nuggets=NUGGETS, **kwargs):
+    with BenchmarkWriter(path, CARD, progress=False, **kwargs) as writer:
+        writer.write_corpus("drugs", iter(docs))
+        writer.write_split("drugs", "test", queries=queries, qrels=qrels, nuggets=nuggets)
+        writer.note("drugs", "hand-written", "yes")
+    return path
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("layout") / "toy")
+
+
+def test_every_config_loads_with_datasets(toy):
+    corpus = datasets.load_dataset(str(toy), "drugs-corpus", split="corpus")
+    assert corpus["id"] == ["d1", "d2", "d3"]
+    assert corpus["title"] == ["Aspirin", "", "Paracetamol"]
+    assert corpus["parent-id"] == ["p1", "p1", None]
+    queries = datasets.load_dataset(str(toy), "drugs-queries", split="test")
+    assert queries["id"] == ["q1", "q2"]  # q3 has no positive qrel: dropped
+    assert queries["instruction"] == ["Find drugs.", ""]
+    qrels = datasets.load_dataset(str(toy), "drugs-qrels", split="test")
+    assert list(zip(qrels["query-id"], qrels["corpus-id"], qrels["score"], strict=True)) == [
+        ("q1", "d1", 2), ("q1", "d2", 0), ("q2", "d3", 1)]
+    assert qrels.features["score"].dtype == "int32"
+    nuggets = datasets.load_dataset(str(toy), "drugs-nuggets", split="test")
+    assert nuggets["nugget-id"] == ["1", "2"]
+    assert nuggets["weight"] == [1.0, 1.0]
+    assert nuggets["support"] == [[{"corpus-id": "d1", "score": 1}], []]
+
+
+def test_mteb_loader_reads_the_folder_natively(toy):
+    split = RetrievalDatasetLoader(str(toy), revision=None, split="test", config="drugs").load()
+    assert split["relevant_docs"] == {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
+    assert sorted(split["corpus"]["id"]) == ["d1", "d2", "d3"]
+    assert split["queries"]["id"] == ["q1", "q2"]
+
+
+def test_reader_helpers(toy):
+    assert reader.list_subsets(toy) == ["drugs"]
+    assert reader.qrels_dict(reader.load(toy, "drugs", "qrels")) == {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}
+    assert reader.nugget_judgments(reader.load(toy, "drugs", "nuggets")) == {"q1": {"1": {"d1": 1}, "2": {}}}
+
+
+def test_card_has_hub_metadata_and_real_counts(toy):
+    meta = read_front_matter(toy / "README.md")
+    assert meta["license"] == "apache-2.0"
+    assert meta["pretty_name"] == "Toy benchmark"
+    assert meta["size_categories"] == ["n<1K"]
+    assert meta["task_categories"] == ["text-retrieval"]
+    assert "@misc{toy" in meta["citation"]
+    names = [c["config_name"] for c in meta["configs"]]
+    assert names == ["drugs-corpus", "drugs-queries", "drugs-qrels", "drugs-nuggets"]
+    body = (toy / "README.md").read_text()
+    assert "| drugs | test | 3 | 2 | 3 | 2 | 1 |" in body  # docs, queries, qrels, nuggets, dropped
+    assert validate_folder(toy) == {"drugs": {"documents": 3, "splits": {
+        "test": {"queries": 2, "qrels": 3, "nuggets": 2}}}}
+
+
+def test_build_is_deterministic(tmp_path):
+    a, b = build(tmp_path / "a"), build(tmp_path / "b")
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for rel in files:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_corpus_is_sharded_with_bounded_batches(tmp_path):
+    docs = [{"id": f"x{i}", "title": "", "text": f"document number {i}", "parent-id": None} for i in range(25)]
+    out = build(tmp_path / "big", docs=docs + DOCS, shard_rows=10, batch_rows=4)
+    shards = sorted((out / "data" / "drugs").glob("corpus-*.parquet"))
+    assert [pq.read_metadata(s).num_rows for s in shards] == [12, 12, 4]
+    assert len(datasets.load_dataset(str(out), "drugs-corpus", split="corpus")) == 28
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"docs": [*DOCS, {"id": "d1", "text": "again"}]}, "duplicate document id 'd1'"),
+        ({"docs": [{"id": 7, "text": "integer id"}]}, "column 'id': expected a string, got int"),
+        ({"docs": [{"id": "d1", "text": None}]}, "column 'text': expected a string, got NoneType"),
+        ({"docs": [{"id": "d1", "text": "x", "metadata": {"a": 1}}]}, "column 'metadata' must be a string"),
+        ({"queries": [*QUERIES, {"id": "q1", "text": "again"}]}, "duplicate query id 'q1'"),
+        ({"qrels": [*QRELS, {"query-id": "q9", "corpus-id": "d1", "score": 1}]}, "query-id 'q9' is not a query"),
+        ({"qrels": [*QRELS, {"query-id": "q1", "corpus-id": "nope", "score": 1}]},
+         "corpus-id 'nope' is not in the corpus"),
+        ({"qrels": [*QRELS, {"query-id": "q1", "corpus-id": "d1", "score": 1}]}, "duplicate judgment"),
+        ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": 0.5}]}, "expected an integer grade, got float"),
+        ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": "1"}]}, "expected an integer grade, got str"),
+        ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": -1}]}, "expected a grade >= 0"),
+        ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": 0}]}, "no query has a positive qrel"),
+        ({"nuggets": [{"query-id": "q1", "nugget-id": "1", "text": "x", "support": [{"corpus-id": "zz", "score": 1}]}]},
+         "support 1: corpus-id 'zz' is not in the corpus"),
+        ({"nuggets": [{"query-id": "q7", "nugget-id": "1", "text": "x"}]}, "query-id 'q7' is not a query"),
+        ({"nuggets": [NUGGETS[0], NUGGETS[0]]}, "duplicate nugget '1'"),
+        ({"nuggets": [{**NUGGETS[0], "weight": float("nan")}]}, "'weight' must be a finite number"),
+    ],
+)
+def test_bad_input_is_rejected_and_leaves_nothing(tmp_path, change, message):
+    out = tmp_path / "bad"
+    with pytest.raises(LayoutError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        build(out, **change)
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary twin
+
+
+def test_interrupted_build_leaves_no_folder(tmp_path):
+    def docs():
+        yield from DOCS
+        raise KeyboardInterrupt  # the user pressed Ctrl-C halfway through the corpus
+
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "out", docs=docs())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_rebuild_keeps_the_previous_folder(tmp_path):
+    out = build(tmp_path / "out")
+    before = (out / "README.md").read_text()
+    with pytest.raises(LayoutError):
+        build(out, overwrite=True, qrels=[{"query-id": "q1", "corpus-id": "missing", "score": 1}])
+    assert (out / "README.md").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_existing_output_needs_overwrite(tmp_path):
+    out = build(tmp_path / "out")
+    with pytest.raises(FileExistsError, match="overwrite"):
+        build(out)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda f: (f / "data/drugs/qrels-test.parquet").unlink(), "no file matches"),
+        (lambda f: (f / "README.md").write_text("no front matter"), "no 'configs'"),
+        (lambda f: pq.write_table(pq.read_table(f / "data/drugs/qrels-test.parquet").drop(["score"]),
+                                  f / "data/drugs/qrels-test.parquet"), "missing column 'score'"),
+    ],
+)
+def test_validator_names_the_broken_file(tmp_path, damage, message):
+    out = build(tmp_path / "out")
+    damage(out)
+    with pytest.raises(LayoutError, match=message):
+        validate_folder(out)
+
+
+def test_validate_cli(tmp_path, capsys):
+    from complexir.cli.main import main
+
+    out = build(tmp_path / "out")
+    assert main(["validate", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["drugs"]["documents"] == 3
