@@ -1,0 +1,346 @@
+"""LoCoV1 (Saad-Falcon et al. 2024): long-document retrieval, 12 tasks, from its two Hub datasets.
+
+The release is two Hub dataset repos, ``hazyresearch/LoCoV1-Documents`` and ``hazyresearch/LoCoV1-Queries``,
+each holding ``documents/<task>_test.jsonl``. The tasks are neither configs nor splits: every row carries a
+``dataset`` column naming its task, and each task becomes one subset here (named after that value).
+
+``--source`` is either
+
+* a pair of Hub ids, ``DOCUMENTS_REPO,QUERIES_REPO`` (the default), fetched with
+  ``huggingface_hub.snapshot_download(repo_type="dataset")``; or
+* a local folder holding both repos side by side, exactly as they are on the Hub::
+
+      SRC/LoCoV1-Documents/documents/<task>_test.jsonl    rows {pid, passage, dataset}
+      SRC/LoCoV1-Queries/documents/<task>_test.jsonl      rows {qid, query, answer_pids, dataset}
+
+Build rules (each counted in the card's build notes):
+
+* relevance is binary: every id in ``answer_pids`` is a qrel of score 1 (a repeated id is judged once);
+* a document whose ``passage`` is null (a quirk of the qasper tasks) is dropped together with the query of
+  the same index (``<task>_Passage_<i>`` ↔ ``<task>_Query_<i>``), as the official evaluation does;
+  any other qrel pointing at a dropped document is dropped too;
+* a query left without a positive qrel is dropped by the writer (counted per split).
+
+Documents are streamed file → parquet (one batch in memory at a time); only ids, and one task's queries, are
+held in memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from complexir.card import CardInfo
+from complexir.errors import UpstreamFormatError
+from complexir.writer import BenchmarkWriter
+
+logger = logging.getLogger(__name__)
+
+DOCUMENTS_REPO = "hazyresearch/LoCoV1-Documents"
+QUERIES_REPO = "hazyresearch/LoCoV1-Queries"
+DEFAULT_SOURCE = f"{DOCUMENTS_REPO},{QUERIES_REPO}"
+SPLIT = "test"
+
+# The 12 tasks in the paper's order; subsets are written in this order, any other `dataset` value after them.
+TASKS = (
+    "summ_screen_fd",
+    "gov_report",
+    "qmsum",
+    "qasper_title",
+    "qasper_abstract",
+    "multifieldqa",
+    "2wikimqa",
+    "passage_retrieval",
+    "courtlistener_HTML",
+    "courtlistener_Plain_Text",
+    "legal_case_reports",
+    "stackoverflow",
+)
+
+CITATION = r"""@article{saadfalcon2024benchmarking,
+  title = {Benchmarking and Building Long-Context Retrieval Models with LoCo and M2-BERT},
+  author = {Saad-Falcon, Jon and Fu, Daniel Y. and Arora, Simran and Guha, Neel and R{\'e}, Christopher},
+  journal = {arXiv preprint arXiv:2402.07440},
+  year = {2024},
+  url = {https://arxiv.org/abs/2402.07440},
+}"""
+
+_PASSAGE_INDEX = re.compile(r"_Passage_(\d+)$")
+_QUERY_INDEX = re.compile(r"_Query_(\d+)$")
+
+
+@dataclass
+class Release:
+    """The two repos of one LoCoV1 release on disk, and where they came from."""
+
+    documents: Path  # the LoCoV1-Documents repo folder
+    queries: Path  # the LoCoV1-Queries repo folder
+    source: str
+    revision: str
+
+
+@dataclass
+class _TaskDocs:
+    """What the document pass of one task leaves behind for its query pass."""
+
+    ids: set[str] = field(default_factory=set)
+    dropped_ids: set[str] = field(default_factory=set)
+    dropped_indices: set[int] = field(default_factory=set)
+
+
+# -- locating the release -------------------------------------------------------------------------------
+def _snapshot_revision(path: Path) -> str:
+    """The commit a Hub snapshot folder holds (its folder name under ``snapshots/``), else "unknown"."""
+    return path.name if path.parent.name == "snapshots" else "unknown"
+
+
+def resolve_source(
+    source: str,
+    *,
+    documents_revision: str | None = None,
+    queries_revision: str | None = None,
+    cache_dir: str | None = None,
+) -> Release:
+    """The release: a local folder holding ``LoCoV1-Documents/`` and ``LoCoV1-Queries/``, or two Hub ids."""
+    local = Path(source).expanduser()
+    if local.is_dir():
+        docs, queries = local / "LoCoV1-Documents", local / "LoCoV1-Queries"
+        for folder in (docs, queries):
+            if not (folder / "documents").is_dir():
+                raise UpstreamFormatError(
+                    folder / "documents", None,
+                    "missing: a local LoCoV1 source holds both Hub repos side by side, "
+                    "<src>/LoCoV1-Documents/documents/<task>_test.jsonl and "
+                    "<src>/LoCoV1-Queries/documents/<task>_test.jsonl",
+                )
+        # The card names the upstream repos, not this machine's path, so a build is the same wherever it runs.
+        return Release(docs, queries, f"local copy of {DOCUMENTS_REPO} and {QUERIES_REPO} ({local.name}/)", "local")
+    parts = [p.strip() for p in source.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(
+            f"--source {source!r}: expected a local folder or two Hub dataset ids 'DOCUMENTS_REPO,QUERIES_REPO' "
+            f"(default {DEFAULT_SOURCE!r})"
+        )
+    from huggingface_hub import snapshot_download
+
+    docs = Path(snapshot_download(parts[0], repo_type="dataset", revision=documents_revision,
+                                  cache_dir=cache_dir, allow_patterns=["documents/*", "README.md"]))
+    queries = Path(snapshot_download(parts[1], repo_type="dataset", revision=queries_revision,
+                                     cache_dir=cache_dir, allow_patterns=["documents/*", "README.md"]))
+    revision = f"{parts[0]}@{_snapshot_revision(docs)}, {parts[1]}@{_snapshot_revision(queries)}"
+    return Release(docs, queries, source, revision)
+
+
+def _task_files(repo: Path) -> dict[str, Path]:
+    """``<task>`` → ``documents/<task>_test.jsonl`` of one repo."""
+    files = {p.name[: -len(f"_{SPLIT}.jsonl")]: p for p in sorted((repo / "documents").glob(f"*_{SPLIT}.jsonl"))}
+    if not files:
+        raise UpstreamFormatError(repo / "documents", None, f"no <task>_{SPLIT}.jsonl files")
+    return files
+
+
+# -- reading ----------------------------------------------------------------------------------------------
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) for every non-blank line, streamed."""
+    with path.open(encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UpstreamFormatError(path, line_no, f"invalid JSON: {error.msg}") from None
+            if not isinstance(row, dict):
+                raise UpstreamFormatError(path, line_no, f"expected a JSON object, got {type(row).__name__}")
+            yield line_no, row
+
+
+def _string(row: dict[str, Any], key: str, path: Path, line: int, *, null_ok: bool = False) -> str | None:
+    value = row.get(key, ...)
+    if value is ...:
+        raise UpstreamFormatError(path, line, f"missing column {key!r} (columns: {sorted(row)})")
+    if value is None and null_ok:
+        return None
+    if not isinstance(value, str):
+        raise UpstreamFormatError(path, line, f"column {key!r}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _check_dataset(row: dict[str, Any], path: Path, line: int, task: str | None) -> str:
+    """Each file holds one task: its rows must all carry the same ``dataset`` value."""
+    value = _string(row, "dataset", path, line)
+    if task is not None and value != task:
+        raise UpstreamFormatError(path, line, f"column 'dataset' is {value!r}, earlier rows of this file say {task!r}")
+    return value
+
+
+def _first_dataset(path: Path) -> str:
+    for line, row in _read_jsonl(path):
+        return _check_dataset(row, path, line, None)
+    raise UpstreamFormatError(path, None, "no rows")
+
+
+def _iter_documents(path: Path, task: str, seen: _TaskDocs) -> Iterator[dict[str, str]]:
+    """Corpus rows of one task; null passages are recorded in ``seen`` and skipped."""
+    for line, row in _read_jsonl(path):
+        _check_dataset(row, path, line, task)
+        pid = _string(row, "pid", path, line)
+        if not pid:
+            raise UpstreamFormatError(path, line, "column 'pid' is empty")
+        if pid in seen.ids or pid in seen.dropped_ids:
+            raise UpstreamFormatError(path, line, f"duplicate pid {pid!r}")
+        passage = _string(row, "passage", path, line, null_ok=True)
+        if passage is None:
+            match = _PASSAGE_INDEX.search(pid)
+            if match is None:
+                raise UpstreamFormatError(
+                    path, line, f"pid {pid!r} has a null passage but no '_Passage_<i>' index to pair its query with"
+                )
+            seen.dropped_ids.add(pid)
+            seen.dropped_indices.add(int(match.group(1)))
+            continue
+        seen.ids.add(pid)
+        yield {"id": pid, "title": "", "text": passage}
+
+
+def _read_queries(path: Path, task: str, docs: _TaskDocs) -> tuple[list[dict], list[dict], dict[str, int]]:
+    """(queries, qrels, counts of what was dropped) of one task."""
+    queries: list[dict[str, str]] = []
+    qrels: list[dict[str, Any]] = []
+    counts = {"queries_paired_with_null_document": 0, "qrels_to_dropped_documents": 0, "repeated_answer_pids": 0}
+    seen_qids: set[str] = set()
+    for line, row in _read_jsonl(path):
+        _check_dataset(row, path, line, task)
+        qid = _string(row, "qid", path, line)
+        text = _string(row, "query", path, line)
+        if not qid:
+            raise UpstreamFormatError(path, line, "column 'qid' is empty")
+        if qid in seen_qids:
+            raise UpstreamFormatError(path, line, f"duplicate qid {qid!r}")
+        seen_qids.add(qid)
+        answers = row.get("answer_pids", ...)
+        if answers is ... or not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+            raise UpstreamFormatError(path, line, "column 'answer_pids': expected a list of strings")
+        match = _QUERY_INDEX.search(qid)
+        if match is not None and int(match.group(1)) in docs.dropped_indices:
+            counts["queries_paired_with_null_document"] += 1
+            continue
+        if not text.strip():
+            raise UpstreamFormatError(path, line, f"query {qid!r} has an empty 'query'")
+        judged: set[str] = set()
+        for pid in answers:
+            if pid in judged:
+                counts["repeated_answer_pids"] += 1
+                continue
+            judged.add(pid)
+            if pid in docs.dropped_ids:
+                counts["qrels_to_dropped_documents"] += 1
+                continue
+            if pid not in docs.ids:
+                raise UpstreamFormatError(
+                    path, line, f"answer pid {pid!r} of query {qid!r} is not a document of task {task!r}"
+                )
+            qrels.append({"query-id": qid, "corpus-id": pid, "score": 1})
+        queries.append({"id": qid, "text": text})
+    return queries, qrels, counts
+
+
+# -- building ---------------------------------------------------------------------------------------------
+def _task_order(names: list[str]) -> list[str]:
+    known = [t for t in TASKS if t in names]
+    return known + sorted(set(names) - set(known))
+
+
+def card_info(release: Release) -> CardInfo:
+    return CardInfo(
+        benchmark="locov1",
+        pretty_name="LoCoV1",
+        license="apache-2.0",
+        citation=CITATION,
+        source=release.source,
+        revision=release.revision,
+        languages=["en"],
+        task_categories=["text-retrieval"],
+        task_ids=["document-retrieval"],
+    )
+
+
+def build_locov1(
+    source: str = DEFAULT_SOURCE,
+    out_dir: str | Path = "locov1",
+    *,
+    overwrite: bool = False,
+    tasks: list[str] | None = None,
+    documents_revision: str | None = None,
+    queries_revision: str | None = None,
+    cache_dir: str | None = None,
+    progress: bool = True,
+) -> Path:
+    """Build the LoCoV1 benchmark folder from ``source``; returns the folder. ``tasks`` limits the subsets."""
+    release = resolve_source(source, documents_revision=documents_revision, queries_revision=queries_revision,
+                             cache_dir=cache_dir)
+    doc_files, query_files = _task_files(release.documents), _task_files(release.queries)
+    if set(doc_files) != set(query_files):
+        raise UpstreamFormatError(
+            release.queries / "documents", None,
+            f"the two repos hold different tasks: documents only {sorted(set(doc_files) - set(query_files))}, "
+            f"queries only {sorted(set(query_files) - set(doc_files))}",
+        )
+    # The subset name is the rows' `dataset` value (the file name only locates it); both files must agree.
+    by_task: dict[str, tuple[Path, Path]] = {}
+    for stem in doc_files:
+        task = _first_dataset(doc_files[stem])
+        query_task = _first_dataset(query_files[stem])
+        if query_task != task:
+            raise UpstreamFormatError(query_files[stem], 1, f"'dataset' is {query_task!r}, the documents say {task!r}")
+        if task in by_task:
+            raise UpstreamFormatError(doc_files[stem], 1, f"task {task!r} also in {by_task[task][0]}")
+        by_task[task] = (doc_files[stem], query_files[stem])
+    if tasks:
+        unknown = sorted(set(tasks) - set(by_task))
+        if unknown:
+            raise ValueError(f"--tasks {unknown} not in the release (it has {_task_order(list(by_task))})")
+    selected = [t for t in _task_order(list(by_task)) if not tasks or t in tasks]
+    for task in selected:
+        if task not in TASKS:
+            logger.warning("LoCoV1: task %r is not one of the 12 published tasks; building it anyway", task)
+
+    with BenchmarkWriter(out_dir, card_info(release), overwrite=overwrite, progress=progress) as writer:
+        for task in selected:
+            doc_path, query_path = by_task[task]
+            docs = _TaskDocs()
+            writer.write_corpus(task, _iter_documents(doc_path, task, docs))
+            queries, qrels, counts = _read_queries(query_path, task, docs)
+            writer.write_split(task, SPLIT, queries=queries, qrels=qrels)
+            writer.note(task, "documents dropped (null passage)", len(docs.dropped_ids))
+            for key, value in counts.items():
+                writer.note(task, key.replace("_", " "), value)
+            logger.info("LoCoV1 %s: %d documents, %d queries", task, len(docs.ids), len(queries))
+    return Path(out_dir)
+
+
+# -- CLI ----------------------------------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source", default=DEFAULT_SOURCE,
+        help="'DOCUMENTS_REPO,QUERIES_REPO' Hub dataset ids (default %(default)s) or a local folder holding "
+             "LoCoV1-Documents/documents/<task>_test.jsonl and LoCoV1-Queries/documents/<task>_test.jsonl",
+    )
+    parser.add_argument("--tasks", nargs="+", metavar="TASK", help=f"build only these tasks (of {', '.join(TASKS)})")
+    parser.add_argument("--documents-revision", help="Hub revision of the documents repo (default: main)")
+    parser.add_argument("--queries-revision", help="Hub revision of the queries repo (default: main)")
+    parser.add_argument("--cache-dir", help="Hugging Face cache folder for the Hub download")
+
+
+def build(args: argparse.Namespace) -> int:
+    build_locov1(
+        args.source, args.out, overwrite=args.overwrite, tasks=args.tasks,
+        documents_revision=args.documents_revision, queries_revision=args.queries_revision, cache_dir=args.cache_dir,
+    )
+    return 0

@@ -1,0 +1,171 @@
+"""LoCoV1: the loading script on hand-written upstream files, the MTEB tasks, the demo."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from complexir import reader
+from complexir.errors import UpstreamFormatError
+from complexir.loading_scripts import locov1 as loco
+from complexir.validation import validate_folder
+
+FIXTURES = Path(__file__).parent / "fixtures" / "locov1"
+TINY = FIXTURES / "tiny_upstream"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return loco.build_locov1(str(TINY), tmp_path_factory.mktemp("loco") / "locov1", progress=False)
+
+
+def _rows(folder: Path, subset: str, kind: str) -> list[dict]:
+    return reader.load(folder, subset, kind, "test").to_list()
+
+
+def test_subsets_are_the_dataset_values_in_paper_order(built: Path) -> None:
+    assert reader.list_subsets(built) == ["gov_report", "qasper_abstract"]
+    validate_folder(built)
+
+
+def test_gov_report_rows(built: Path) -> None:
+    corpus = _rows(built, "gov_report", "corpus")
+    assert [(r["id"], r["title"]) for r in corpus] == [
+        ("gov_report_Passage_0", ""), ("gov_report_Passage_1", ""), ("gov_report_Passage_2", "")]
+    assert corpus[1]["text"] == ("Medicare pays hospitals a fixed amount per stay. "
+                                 "Readmissions within thirty days are penalized.")
+    queries = _rows(built, "gov_report", "queries")
+    assert queries == [
+        {"id": "gov_report_Query_0", "text": "How does the FAA manage air traffic?"},
+        {"id": "gov_report_Query_1", "text": "Hospital readmission penalties under Medicare."},
+        {"id": "gov_report_Query_2", "text": "Polar icebreaker fleet of the Coast Guard."},
+    ]
+    # binary qrels from answer_pids; the repeated pid of Query_1 is judged once
+    assert _rows(built, "gov_report", "qrels") == [
+        {"query-id": "gov_report_Query_0", "corpus-id": "gov_report_Passage_0", "score": 1},
+        {"query-id": "gov_report_Query_1", "corpus-id": "gov_report_Passage_1", "score": 1},
+        {"query-id": "gov_report_Query_2", "corpus-id": "gov_report_Passage_2", "score": 1},
+    ]
+
+
+def test_qasper_null_document_drops_the_query_of_the_same_index(built: Path) -> None:
+    assert [r["id"] for r in _rows(built, "qasper_abstract", "corpus")] == [
+        "qasper_abstract_Passage_0", "qasper_abstract_Passage_2", "qasper_abstract_Passage_3"]
+    assert [r["id"] for r in _rows(built, "qasper_abstract", "queries")] == [
+        "qasper_abstract_Query_0", "qasper_abstract_Query_2", "qasper_abstract_Query_3"]
+    # Query_2 also named the null Passage_1: that judgment goes, its other one stays
+    assert _rows(built, "qasper_abstract", "qrels") == [
+        {"query-id": "qasper_abstract_Query_0", "corpus-id": "qasper_abstract_Passage_0", "score": 1},
+        {"query-id": "qasper_abstract_Query_2", "corpus-id": "qasper_abstract_Passage_2", "score": 1},
+        {"query-id": "qasper_abstract_Query_3", "corpus-id": "qasper_abstract_Passage_3", "score": 1},
+    ]
+
+
+def test_card_counts_every_dropped_row(built: Path) -> None:
+    card = (built / "README.md").read_text()
+    assert "license: apache-2.0" in card
+    assert "2402.07440" in card
+    assert "| qasper_abstract | test | 3 | 3 | 3 | 0 | 0 |" in card
+    assert "- **qasper_abstract**: documents dropped (null passage): 1" in card
+    assert "- **qasper_abstract**: queries paired with null document: 1" in card
+    assert "- **qasper_abstract**: qrels to dropped documents: 1" in card
+    assert "- **gov_report**: repeated answer pids: 1" in card
+    assert "| gov_report | 3 | 14.0 | 14 | 14 | 14 |" in card  # words per document: mean, p50, p95, max
+    assert "/work/" not in card  # a local source is named by the upstream repos, not this machine's path
+
+
+def test_tasks_option_and_unknown_task(tmp_path: Path) -> None:
+    out = loco.build_locov1(str(TINY), tmp_path / "one", tasks=["qasper_abstract"], progress=False)
+    assert reader.list_subsets(out) == ["qasper_abstract"]
+    with pytest.raises(ValueError, match="qmsum"):
+        loco.build_locov1(str(TINY), tmp_path / "two", tasks=["qmsum"], progress=False)
+
+
+def test_build_is_deterministic(tmp_path: Path) -> None:
+    a = loco.build_locov1(str(TINY), tmp_path / "a", progress=False)
+    b = loco.build_locov1(str(TINY), tmp_path / "b", progress=False)
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for rel in files:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def _broken_copy(tmp_path: Path, repo: str, task: str, line: int, new: str | None) -> Path:
+    src = tmp_path / "src"
+    shutil.copytree(TINY, src)
+    path = src / repo / "documents" / f"{task}_test.jsonl"
+    lines = path.read_text().splitlines()
+    if new is None:
+        del lines[line - 1]
+    else:
+        lines[line - 1] = new
+    path.write_text("\n".join(lines) + "\n")
+    return src
+
+
+@pytest.mark.parametrize(
+    ("repo", "task", "line", "new", "message"),
+    [
+        ("LoCoV1-Documents", "gov_report", 2, '{"pid": "gov_report_Passage_1", "passage": ', "line 2: invalid JSON"),
+        ("LoCoV1-Documents", "gov_report", 3,
+         '{"pid": "gov_report_Passage_0", "passage": "x", "dataset": "gov_report"}', "line 3: duplicate pid"),
+        ("LoCoV1-Documents", "gov_report", 2, '{"pid": "gov_report_Passage_1", "passage": "x", "dataset": "qmsum"}',
+         "line 2: column 'dataset' is 'qmsum'"),
+        ("LoCoV1-Documents", "gov_report", 1, '{"pid": "gov_report_Passage_0", "dataset": "gov_report"}',
+         "line 1: missing column 'passage'"),
+        ("LoCoV1-Queries", "gov_report", 3,
+         '{"qid": "gov_report_Query_2", "query": "q", "answer_pids": ["gov_report_Passage_9"], '
+         '"dataset": "gov_report"}',
+         "line 3: answer pid 'gov_report_Passage_9'"),
+        ("LoCoV1-Queries", "qasper_abstract", 1,
+         '{"qid": "qasper_abstract_Query_0", "query": "q", "answer_pids": "qasper_abstract_Passage_0", '
+         '"dataset": "qasper_abstract"}', "line 1: column 'answer_pids'"),
+        ("LoCoV1-Documents", "qasper_abstract", 2, '{"pid": "odd", "passage": null, "dataset": "qasper_abstract"}',
+         "line 2: pid 'odd' has a null passage"),
+    ],
+)
+def test_bad_upstream_names_file_and_line(tmp_path: Path, repo, task, line, new, message) -> None:
+    src = _broken_copy(tmp_path, repo, task, line, new)
+    out = tmp_path / "out"
+    with pytest.raises(UpstreamFormatError, match=message) as info:
+        loco.build_locov1(str(src), out, progress=False)
+    assert f"{repo}/documents/{task}_test.jsonl" in str(info.value)
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]  # nothing half-written
+
+
+def test_local_source_needs_both_repos(tmp_path: Path) -> None:
+    shutil.copytree(TINY / "LoCoV1-Documents", tmp_path / "LoCoV1-Documents")
+    with pytest.raises(UpstreamFormatError, match="LoCoV1-Queries"):
+        loco.build_locov1(str(tmp_path), tmp_path / "out", progress=False)
+
+
+def test_hub_source_downloads_both_repos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default source goes through huggingface_hub.snapshot_download, one call per repo."""
+    calls = []
+
+    def fake_snapshot_download(repo_id: str, *, repo_type: str, revision, cache_dir, allow_patterns) -> str:
+        calls.append((repo_id, repo_type, revision))
+        folder = tmp_path / "hub" / repo_id.replace("/", "--") / "snapshots" / ("a" * 40)
+        shutil.copytree(TINY / repo_id.split("/")[1], folder)
+        return str(folder)
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    out = loco.build_locov1(loco.DEFAULT_SOURCE, tmp_path / "out", queries_revision="v1", progress=False)
+    assert calls == [("hazyresearch/LoCoV1-Documents", "dataset", None),
+                     ("hazyresearch/LoCoV1-Queries", "dataset", "v1")]
+    card = (out / "README.md").read_text()
+    assert f"hazyresearch/LoCoV1-Documents@{'a' * 40}" in card
+
+
+def test_cli_build(tmp_path: Path) -> None:
+    from complexir.cli.main import main
+
+    out = tmp_path / "cli"
+    assert main(["build", "locov1", "--source", str(TINY), "--out", str(out)]) == 0
+    assert json.loads(json.dumps(reader.list_subsets(out))) == ["gov_report", "qasper_abstract"]
