@@ -38,7 +38,8 @@ def check_labels(where: str, judged: Mapping[str, object]) -> np.ndarray:
         vals = None
     if vals is None or not (np.isfinite(vals).all() and (vals >= 0).all() and (vals == np.floor(vals)).all()):
         for doc, lab in judged.items():
-            ok = isinstance(lab, (int, np.integer)) or (isinstance(lab, (float, np.floating)) and float(lab).is_integer())
+            is_float = isinstance(lab, (float, np.floating))
+            ok = isinstance(lab, (int, np.integer)) or (is_float and float(lab).is_integer())
             if isinstance(lab, bool) or not ok or lab < 0:
                 raise ValueError(
                     f"{where}, document {doc!r}: label {lab!r} is not a non-negative integer"
