@@ -20,7 +20,8 @@ DEMO_BUILD_ARGS: dict[str, list[str]] = {
     "crumb": [],
     "irsc": [],
     "locov1": [],
-    "coveragebench": [],
+    # the collections' text stands in as small local files (relative to the demo folder)
+    "coveragebench": ["--docs", "cast2020=jsonl:corpus/cast2020.jsonl", "crux_duc04=jsonl:corpus/crux_duc04.jsonl"],
 }
 
 
