@@ -96,23 +96,32 @@ class CoverageBenchTask(LayoutRetrievalTask):
                  .get("configs", [])}
         return all(f"{s}-top_ranked" in names for s in self.layout_subsets.values())
 
-    def coverage_scores(self, qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
-                        hf_split: str, hf_subset: str) -> dict[str, float]:
-        """α-nDCG@20, StRecall@20 (ndeval) and nDCG@20 (trec_eval), means over the evaluated topics."""
+    def coverage_per_query(self, qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
+                           hf_split: str, hf_subset: str) -> dict[str, dict[str, float]]:
+        """Per topic: α-nDCG@20, StRecall@20 (ndeval) and nDCG@20 (trec_eval), MTEB-style keys.
+
+        Every evaluated topic counts (MTEB evaluates the queries with a positive qrel); a topic the
+        model returned nothing for scores 0.
+        """
         all_judgments = getattr(self, "_coverage_judgments", {}).get((hf_subset, hf_split))
         if all_judgments is None:
             raise RuntimeError(f"{self.metadata.name}: no nuggets loaded for {hf_subset}/{hf_split}")
-        # every evaluated topic (MTEB evaluates the queries with a positive qrel), in qrels order
         judgments = {q: all_judgments.get(q, {}) for q in qrels}
         rankings = rank_run(results)
         per_query = coverage_per_query(judgments, rankings, COVERAGE_MEASURES)
         per_query.update(adhoc_per_query(qrels, rankings, ("nDCG@20",)))
-        return {SCORE_NAMES[name]: value for name, value in mean_scores(per_query).items()}
+        return {SCORE_NAMES[name]: values for name, values in per_query.items()}
 
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Any,
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
-        # Overrides MTEB's ndcg_at_20 with ours: the same trec_eval value, tie rule stated in one place.
-        return self.coverage_scores(qrels, results, hf_split, hf_subset)
+        """The means of :meth:`coverage_per_query`; the per-topic values join ``per_query_scores``.
+
+        ``ndcg_at_20`` replaces MTEB's own: the same trec_eval value, with the tie rule stated once.
+        """
+        super().task_specific_scores(scores, qrels, results, hf_split, hf_subset)
+        per_query = self.coverage_per_query(qrels, results, hf_split, hf_subset)
+        self.per_query_scores.setdefault(hf_subset, {}).setdefault(hf_split, {}).update(per_query)
+        return mean_scores(per_query)
 
 
 def _metadata(suffix: str, layout: str, what: str, domains: list[str], dates: tuple[str, str],
