@@ -1,0 +1,351 @@
+"""CRUMB (Killingback & Zamani 2025): the jfkback/crumb release → the standard layout.
+
+    complexir build crumb --out DIR [--source jfkback/crumb | FOLDER] [--revision REV] [--subset TASK ...]
+
+The release keeps its judgments inside the query rows (``passage_qrels``, ``passage_binary_qrels``,
+``full_document_qrels``: lists of ``{id, label}`` with float, sometimes fractional labels), has a passage
+corpus for all eight tasks and a full-document corpus for five, and one instruction per task. We write:
+
+- subset ``<task>`` for every task: the passage corpus (with ``parent-id``) and the passage qrels;
+- subset ``<task>_full`` for the five full-document tasks: full documents and full-document qrels
+  (the three MaxP tasks read these qrels to score their collapsed passage runs);
+- for ``paper_retrieval``, the binary qrels as the extra splits ``test_binary`` / ``validation_binary`` of the
+  ``paper_retrieval`` queries and qrels configs (the official code computes recall, precision and RR on them).
+
+Labels are cast with ``int()`` as the official ``crumb_eval`` does (0.5 → 0). The official evaluation averages
+over every query with at least one judgment, so a query judged only 0 (after the cast) scores 0 there; our
+layout drops such queries (they cannot be retrieved for), and the card records, per subset and split, how many
+queries the official mean runs over, so the MTEB tasks can report the official mean exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from complexir.card import CardInfo
+from complexir.errors import UpstreamFormatError
+from complexir.writer import BenchmarkWriter
+
+logger = logging.getLogger(__name__)
+
+HUB_ID = "jfkback/crumb"
+
+#: task name (the release's split name) → its folder in the release
+TASK_FOLDERS: dict[str, str] = {
+    "clinical_trial": "clinical_trial",
+    "code_retrieval": "code_retrieval",
+    "legal_qa": "legal_qa",
+    "paper_retrieval": "scientific_paper",
+    "set_operation_entity_retrieval": "set_operation_entity_retrieval",
+    "stack_exchange": "stack_exchange",
+    "theorem_retrieval": "theorem_retrieval",
+    "tip_of_the_tongue": "tip_of_the_tongue",
+}
+TASKS = tuple(TASK_FOLDERS)
+#: tasks with a distinct full-document corpus (the other three hold the same content in both corpora)
+FULL_DOC_TASKS = ("clinical_trial", "legal_qa", "set_operation_entity_retrieval", "stack_exchange", "tip_of_the_tongue")
+#: tasks whose passage setting is officially scored with MaxP against the full-document qrels
+MAXP_TASKS = ("clinical_trial", "set_operation_entity_retrieval", "tip_of_the_tongue")
+#: tasks whose recall/precision/RR use ``passage_binary_qrels`` in the official code
+BINARY_TASKS = ("paper_retrieval",)
+#: our split → the release's folder for it
+SPLIT_FOLDERS = {"test": "eval", "validation": "val"}
+BINARY_SUFFIX = "_binary"
+FULL_SUFFIX = "_full"
+
+CITATION = """@misc{killingback2025benchmarkinginformationretrievalmodels,
+  title={Benchmarking Information Retrieval Models on Complex Retrieval Tasks},
+  author={Julian Killingback and Hamed Zamani},
+  year={2025},
+  eprint={2509.07253},
+  archivePrefix={arXiv},
+  primaryClass={cs.IR},
+  url={https://arxiv.org/abs/2509.07253},
+}"""
+
+#: the HTML comment in the card that carries the official query counts, read back by complexir.tasks.crumb
+OFFICIAL_COUNTS_MARKER = "complexir-crumb-official-query-counts"
+
+
+def files_needed(task: str) -> list[str]:
+    """The release files one task needs, relative to the release root."""
+    folder = TASK_FOLDERS[task]
+    files = [f"{folder}/{sub}/query_labels.jsonl" for sub in SPLIT_FOLDERS.values()]
+    files.append(f"{folder}/passage_corpus.jsonl")
+    if task in FULL_DOC_TASKS:
+        files.append(f"{folder}/full_document_corpus.jsonl")
+    return files
+
+
+def resolve_source(source: str | os.PathLike, tasks: list[str], revision: str | None = None) -> tuple[Path, str]:
+    """(local release root, revision label): a local folder as is, else a Hub snapshot of only the needed files."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return path.resolve(), revision or "local copy"
+    if path.exists():
+        raise UpstreamFormatError(path, None, "expected a folder holding the CRUMB release or a Hub dataset id")
+    from huggingface_hub import snapshot_download
+
+    patterns = [f for task in tasks for f in files_needed(task)]
+    local = Path(snapshot_download(repo_id=str(source), repo_type="dataset", revision=revision,
+                                   allow_patterns=patterns))
+    # snapshot folders are named after the commit they hold: record that exact revision in the card
+    return local, local.name if local.parent.name == "snapshots" else (revision or "main")
+
+
+def _source_label(source: str | os.PathLike) -> str:
+    """What the card names as source: the Hub id, or a local folder by its name only (machine-independent)."""
+    path = Path(source).expanduser()
+    return f"local folder {path.resolve().name!r} in the {HUB_ID} format" if path.is_dir() else str(source)
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line, read one line at a time (bounded memory)."""
+    if not path.is_file():
+        raise UpstreamFormatError(path, None, "file missing from the CRUMB release")
+    with path.open("r", encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UpstreamFormatError(path, lineno, f"invalid JSON: {error.msg}") from None
+            if not isinstance(obj, dict):
+                raise UpstreamFormatError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def _string(obj: dict[str, Any], key: str, path: Path, lineno: int, *, nullable: bool = False,
+            empty_ok: bool = True) -> str | None:
+    value = obj.get(key)
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise UpstreamFormatError(path, lineno, f"field {key!r}: expected a string, got {type(value).__name__}")
+    if not empty_ok and not value:
+        raise UpstreamFormatError(path, lineno, f"field {key!r}: expected a non-empty string")
+    return value
+
+
+def _metadata(obj: dict[str, Any], path: Path, lineno: int) -> str | None:
+    """The release's ``metadata`` is a JSON string; a dict (as a JSON reader may give) is re-serialised."""
+    value = obj.get("metadata")
+    if value is None:
+        return "{}"  # never null in the layout: MTEB's collate function rejects None values
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    raise UpstreamFormatError(path, lineno, f"field 'metadata': expected a JSON string, got {type(value).__name__}")
+
+
+def corpus_rows(path: Path, *, with_parent: bool) -> Iterator[dict[str, Any]]:
+    """Standard corpus rows from a release corpus file, streamed."""
+    for lineno, obj in iter_jsonl(path):
+        row: dict[str, Any] = {
+            "id": _string(obj, "document_id", path, lineno, empty_ok=False),
+            "title": "",
+            "text": _string(obj, "document_content", path, lineno),
+        }
+        parent = _string(obj, "parent_id", path, lineno, nullable=True)
+        if with_parent:
+            # null upstream: the passage is a whole document, so it is its own parent. Nulls would also break
+            # MTEB's collate function, which rejects None in any column of a batch.
+            row["parent-id"] = parent if parent is not None else row["id"]
+        elif parent is not None:
+            raise UpstreamFormatError(path, lineno, f"a full document has parent_id {parent!r}; expected null")
+        row["metadata"] = _metadata(obj, path, lineno)
+        yield row
+
+
+@dataclass
+class QrelsList:
+    """One judgment list of one split after the int cast, with the facts the card reports."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    judged_queries: list[str] = field(default_factory=list)  # queries with >= 1 judgment: the official mean's set
+    labels: int = 0
+    changed_by_cast: int = 0  # fractional labels: int() truncated them
+    positives_lost: int = 0  # 0 < label < 1: relevant upstream, 0 after the cast
+    duplicates: int = 0  # the same id twice in one list: the later label wins, as in the official dict
+
+
+@dataclass
+class SplitData:
+    queries: list[dict[str, Any]]
+    lists: dict[str, QrelsList]  # qrels key ("passage_qrels", ...) → judgments
+    instructions: Counter
+
+
+QRELS_KEYS = ("passage_qrels", "passage_binary_qrels", "full_document_qrels")
+
+
+def _cast_label(value: Any, path: Path, lineno: int, key: str, doc: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} must be a finite number, got {value!r}")
+    if value < 0:
+        raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} is negative ({value})")
+    return int(value)  # the official crumb_eval casts with int(): 0.5 -> 0, 1.5 -> 1
+
+
+def read_queries(path: Path, keys: tuple[str, ...]) -> SplitData:
+    """Queries and the requested judgment lists of one ``query_labels.jsonl`` (small: read whole)."""
+    queries: list[dict[str, Any]] = []
+    lists = {key: QrelsList() for key in keys}
+    instructions: Counter = Counter()
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path):
+        qid = _string(obj, "query_id", path, lineno, empty_ok=False)
+        if qid in seen:
+            raise UpstreamFormatError(path, lineno, f"duplicate query_id {qid!r} (first at line {seen[qid]})")
+        seen[qid] = lineno
+        instruction = _string(obj, "instruction", path, lineno, nullable=True) or ""
+        instructions[instruction] += 1
+        queries.append({
+            "id": qid,
+            "text": _string(obj, "query_content", path, lineno, empty_ok=False),
+            "instruction": instruction,
+            "metadata": _metadata(obj, path, lineno),
+        })
+        for key in keys:
+            entries = obj.get(key)
+            if entries is None:
+                entries = []
+            if not isinstance(entries, list):
+                raise UpstreamFormatError(path, lineno,
+                                          f"{key}: expected a list of {{id, label}}, got {type(entries).__name__}")
+            target = lists[key]
+            labels: dict[str, int] = {}
+            for entry in entries:
+                if not isinstance(entry, dict):
+                    raise UpstreamFormatError(path, lineno, f"{key}: expected {{id, label}} objects, got {entry!r:.60}")
+                doc = entry.get("id")
+                if not isinstance(doc, str) or not doc:
+                    raise UpstreamFormatError(path, lineno, f"{key}: 'id' must be a non-empty string, got {doc!r:.60}")
+                raw = entry.get("label")
+                label = _cast_label(raw, path, lineno, key, doc)
+                target.labels += 1
+                if label != raw:
+                    target.changed_by_cast += 1
+                if label == 0 and raw > 0:
+                    target.positives_lost += 1
+                if doc in labels:
+                    target.duplicates += 1
+                    del labels[doc]  # keep the later label, at the later position
+                labels[doc] = label
+            if labels:
+                target.judged_queries.append(qid)
+            target.rows.extend({"query-id": qid, "corpus-id": doc, "score": label} for doc, label in labels.items())
+    return SplitData(queries=queries, lists=lists, instructions=instructions)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike = "crumb", *,
+                subsets: list[str] | None = None, revision: str | None = None, overwrite: bool = False,
+                progress: bool = True) -> Path:
+    """Build the CRUMB benchmark folder at ``out_dir`` from the release at ``source``; return the folder."""
+    tasks = list(subsets or TASKS)
+    unknown = [t for t in tasks if t not in TASK_FOLDERS]
+    if unknown:
+        raise ValueError(f"unknown CRUMB task(s) {unknown}; expected some of {list(TASKS)}")
+    tasks = [t for t in TASKS if t in tasks]  # release order, deduplicated: deterministic builds
+    root, rev = resolve_source(source, tasks, revision)
+    missing = [f for task in tasks for f in files_needed(task) if not (root / f).is_file()]
+    if missing:  # fail before writing anything, naming every missing file
+        raise UpstreamFormatError(root, None, f"missing release files {missing}; build fewer tasks with --subset")
+    logger.info("building CRUMB (%s) from %s at %s", ", ".join(tasks), source, rev)
+
+    # official query counts, label-cast facts and instructions, filled while building, rendered in the card
+    official: dict[str, dict[str, int]] = {}
+    cast_rows: list[list[Any]] = []
+    instruction_rows: list[list[Any]] = []
+    card = CardInfo(benchmark="crumb", pretty_name="CRUMB: Complex Retrieval Unified Multi-task Benchmark",
+                    license="cc-by-nc-4.0", citation=CITATION, source=_source_label(source), revision=rev)
+
+    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress) as writer:
+        for task in tasks:
+            folder = root / TASK_FOLDERS[task]
+            full = task in FULL_DOC_TASKS
+            keys = ("passage_qrels", *(("passage_binary_qrels",) if task in BINARY_TASKS else ()),
+                    *(("full_document_qrels",) if full else ()))
+            splits = {split: read_queries(folder / sub / "query_labels.jsonl", keys)
+                      for split, sub in SPLIT_FOLDERS.items()}
+
+            plan: list[tuple[str, str, str]] = [(task, "passage_qrels", "")]  # (subset, qrels key, split suffix)
+            if task in BINARY_TASKS:
+                plan.append((task, "passage_binary_qrels", BINARY_SUFFIX))
+
+            writer.write_corpus(task, corpus_rows(folder / "passage_corpus.jsonl", with_parent=True))
+            _write_splits(writer, task, splits, plan, official, cast_rows)
+            if full:
+                subset = task + FULL_SUFFIX
+                writer.write_corpus(subset, corpus_rows(folder / "full_document_corpus.jsonl", with_parent=False))
+                _write_splits(writer, task, splits, [(subset, "full_document_qrels", "")], official, cast_rows)
+
+            for split, data in splits.items():
+                distinct = sorted(data.instructions)
+                if len(distinct) > 1:
+                    logger.warning("%s/%s: %d different instructions", task, split, len(distinct))
+                    writer.note(task, f"{split}: distinct instructions", len(distinct))
+                for text in distinct:
+                    shown = text.replace("|", "\\|").replace("\n", " ") if text else "*(empty: the query alone)*"
+                    instruction_rows.append([task, split, data.instructions[text], shown])
+
+        card.extra.update({
+            "cast_table": _table(["subset", "split", "judgment list", "labels", "changed by int()",
+                                  "positives lost (0 < label < 1)", "duplicate ids", "queries judged",
+                                  "queries kept (≥ 1 positive)"], cast_rows),
+            "instruction_table": _table(["task", "split", "queries", "instruction"], instruction_rows),
+            "official_counts": f"<!-- {OFFICIAL_COUNTS_MARKER} {json.dumps(official, sort_keys=True)} -->",
+        })
+    return Path(out_dir)
+
+
+def _write_splits(writer: BenchmarkWriter, task: str, splits: dict[str, SplitData],
+                  plan: list[tuple[str, str, str]], official: dict[str, dict[str, int]],
+                  cast_rows: list[list[Any]]) -> None:
+    for subset, key, suffix in plan:
+        for split, data in splits.items():
+            judged = data.lists[key]
+            out_split = split + suffix
+            counts = writer.write_split(subset, out_split, queries=data.queries, qrels=judged.rows)
+            official.setdefault(subset, {})[out_split] = len(judged.judged_queries)
+            cast_rows.append([subset, out_split, key, judged.labels, judged.changed_by_cast, judged.positives_lost,
+                              judged.duplicates, len(judged.judged_queries), counts["queries"]])
+            if judged.changed_by_cast:
+                writer.note(subset, f"{out_split}: {key} labels changed by the int cast", judged.changed_by_cast)
+            zero = len(judged.judged_queries) - counts["queries"]
+            if zero:
+                writer.note(subset, f"{out_split}: judged queries with no positive after the cast "
+                                    "(dropped here, scored 0 in the official mean)", zero)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", default=HUB_ID,
+                        help=f"Hub dataset id or a local folder with the release files (default {HUB_ID})")
+    parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit) of --source")
+    parser.add_argument("--subset", nargs="+", choices=TASKS, default=None, metavar="TASK",
+                        help=f"build only these tasks (default: all eight): {', '.join(TASKS)}")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def build(args: argparse.Namespace) -> int:
+    out = build_crumb(args.source, args.out, subsets=args.subset, revision=args.revision,
+                      overwrite=args.overwrite, progress=not args.no_progress)
+    logger.info("CRUMB written to %s", out)
+    return 0

@@ -1,0 +1,336 @@
+"""MTEB tasks for CRUMB that reproduce the official ``crumb_eval`` numbers for the same ranking.
+
+- ``CRUMB<Task>``: the passage setting of each of the eight tasks. For clinical_trial,
+  set_operation_entity_retrieval and tip_of_the_tongue the official protocol is **MaxP**: the passage run is
+  collapsed to documents (best passage score; document id = passage id before ``:``) and scored against the
+  full-document qrels (``<task>_full-qrels``).
+- ``CRUMB<Task>FullDocument``: the full-document setting of the five tasks that have one.
+- ``CRUMB``: the benchmark (the eight passage tasks, the setting the paper's headline numbers use).
+
+Official conventions kept here: labels are already ``int``-cast in the layout (0.5 → 0); paper_retrieval's
+recall, precision, MRR and hit rate use its binary qrels (splits ``test_binary``/``validation_binary``); the
+official mean runs over every *judged* query, so queries the layout dropped (judged, but no positive after the
+cast) count as 0: every per-query mean is rescaled by kept/judged using the counts stored in the card.
+
+Instructions: the layout's per-query ``instruction`` column is removed before MTEB sees the queries (MTEB 2.26
+would append it to every query's text, for plain and instruction models alike). The task's instruction becomes
+the task prompt instead, which instruction-tuned MTEB models format with their own template (e.g.
+``Instruct: {instruction}\\nQuery: ``) and plain models ignore: a plain model sees the query alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mteb import Benchmark
+from mteb._evaluators.retrieval_evaluator import RetrievalEvaluator
+from mteb._evaluators.retrieval_metrics import make_score_dict
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
+from mteb.abstasks.task_metadata import TaskMetadata
+from mteb.models import (
+    CrossEncoderProtocol,
+    EncoderProtocol,
+    SearchCrossEncoderWrapper,
+    SearchEncoderWrapper,
+    SearchProtocol,
+)
+from mteb.types import ScoresDict
+
+from complexir.metrics import adhoc_per_query, rank_run
+
+from .layout_task import PER_QUERY_ADHOC, LayoutRetrievalTask
+
+logger = logging.getLogger(__name__)
+
+HUB_PATH = "complexir/crumb"
+HUB_REVISION = "main"
+OFFICIAL_COUNTS_MARKER = "complexir-crumb-official-query-counts"  # written by complexir.loading_scripts.crumb
+MAXP_DOCS = 100  # after collapsing, at least this many documents per query are exact (R@100 needs them)
+
+CITATION = r"""@misc{killingback2025benchmarkinginformationretrievalmodels,
+  archiveprefix = {arXiv},
+  author = {Julian Killingback and Hamed Zamani},
+  eprint = {2509.07253},
+  primaryclass = {cs.IR},
+  title = {Benchmarking Information Retrieval Models on Complex Retrieval Tasks},
+  url = {https://arxiv.org/abs/2509.07253},
+  year = {2025},
+}"""
+REFERENCE = "https://arxiv.org/abs/2509.07253"
+INSTRUCTION_NOTE = (
+    " Each query carries its task's instruction: instruction-following models receive it as the task prompt "
+    "(formatted by the model, e.g. 'Instruct: <instruction>\\nQuery: <query>'); plain models see the query alone."
+)
+
+
+def parse_official_counts(readme_text: str) -> dict[str, dict[str, int]]:
+    """The official query counts (subset → split → number of judged queries) stored in a CRUMB card."""
+    match = re.search(rf"<!--\s*{OFFICIAL_COUNTS_MARKER}\s+(\{{.*?\}})\s*-->", readme_text, re.S)
+    if not match:
+        raise ValueError(f"the CRUMB card has no '{OFFICIAL_COUNTS_MARKER}' block; rebuild it with "
+                         "`complexir build crumb`")
+    return json.loads(match.group(1))
+
+
+def maxp_collapse(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Passage run → document run: each document scores its best passage (id before the first ``:``)."""
+    out: dict[str, dict[str, float]] = {}
+    for qid, passages in results.items():
+        docs: dict[str, float] = {}
+        for pid, score in passages.items():
+            doc = pid.split(":", 1)[0]
+            if doc not in docs or score > docs[doc]:
+                docs[doc] = score
+        out[qid] = docs
+    return out
+
+
+class CRUMBTask(LayoutRetrievalTask):
+    """One CRUMB task and corpus setting, scored as the official ``crumb_eval`` scores it."""
+
+    benchmark_dir: ClassVar[str] = "crumb"
+    crumb_task: ClassVar[str]  # the release's task name, e.g. "clinical_trial"
+    full_document: ClassVar[bool] = False  # the <task>_full setting
+    maxp: ClassVar[bool] = False  # passage run collapsed to documents, scored on <task>_full qrels
+    binary_recall: ClassVar[bool] = False  # recall/precision/MRR/hit rate on the <split>_binary qrels
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._extra: dict[str, dict[str, dict[str, Any]]] = {}  # hf_subset → split → binary qrels, counts, prompt
+
+    # -- data -----------------------------------------------------------------------------------------
+    @property
+    def qrels_subset(self) -> str:
+        """The layout subset whose queries and qrels score this task."""
+        return self.crumb_task + "_full" if (self.full_document or self.maxp) else self.crumb_task
+
+    def available_in(self, data_dir: str | os.PathLike) -> bool:
+        if not super().available_in(data_dir):
+            return False
+        from complexir.reader import list_subsets
+
+        return self.qrels_subset in list_subsets(Path(data_dir) / self.benchmark_dir)
+
+    def _readme(self, path: str, revision: str | None) -> str:
+        local = Path(path)
+        if local.is_dir():
+            return (local / "README.md").read_text(encoding="utf-8")
+        from huggingface_hub import hf_hub_download
+
+        return Path(hf_hub_download(path, "README.md", repo_type="dataset", revision=revision)).read_text("utf-8")
+
+    def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
+        corpus_subset = self.layout_subsets[hf_subset]
+        scoring = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split, config=self.qrels_subset)
+        corpus_loader = scoring if corpus_subset == self.qrels_subset else RetrievalDatasetLoader(
+            hf_repo=path, revision=revision, split=split, config=corpus_subset)
+        # only what the model reads: extra columns (parent-id, metadata) are not model input
+        corpus = corpus_loader._load_corpus(None)
+        corpus = corpus.select_columns([c for c in ("id", "title", "text") if c in corpus.column_names])
+        queries = scoring._load_queries(None)
+        queries = queries.select_columns([c for c in ("id", "text", "instruction") if c in queries.column_names])
+        qrels = scoring._load_qrels(None)
+        official = parse_official_counts(self._readme(path, revision))
+        extra: dict[str, Any] = {"judged": official[self.qrels_subset][split]}
+        if self.binary_recall:
+            binary = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split + "_binary",
+                                            config=self.qrels_subset)
+            extra["binary_qrels"] = binary._load_qrels(None)
+            extra["binary_judged"] = official[self.qrels_subset][split + "_binary"]
+            # queries with a binary positive but no graded positive are retrieved for too (official recall counts them)
+            have = set(queries["id"])
+            more = binary._load_queries(None)
+            more = more.select([i for i, q in enumerate(more["id"]) if q not in have])
+            if len(more):
+                from datasets import concatenate_datasets
+
+                queries = concatenate_datasets([queries, more.select_columns(queries.column_names)])
+        if "instruction" in queries.column_names:
+            counts = Counter(queries["instruction"])
+            instruction, n = counts.most_common(1)[0]
+            if len(counts) > 1:
+                logger.warning("%s/%s: %d distinct instructions; the task prompt uses the most common (%d of %d "
+                               "queries)", self.metadata.name, split, len(counts), n, len(queries))
+            extra["instruction"] = instruction
+            queries = queries.remove_columns("instruction")  # else MTEB appends it to every query's text
+        ids = set(queries["id"])
+        keep = [i for i, q in enumerate(queries["id"]) if q in qrels or q in extra.get("binary_qrels", {})]
+        queries = queries.select(keep)
+        self._extra.setdefault(hf_subset, {})[split] = extra
+        logger.debug("%s/%s: %d queries, %d documents", self.metadata.name, split, len(ids), len(corpus))
+        return RetrievalSplitData(corpus=corpus, queries=queries, relevant_docs=qrels, top_ranked=None)
+
+    # -- evaluation -----------------------------------------------------------------------------------
+    def _search_depth(self, corpus: Any) -> int:
+        """Passages to retrieve: for MaxP, enough that the first ``MAXP_DOCS`` collapsed documents are exact.
+
+        Collapsing a prefix of the passage ranking gives a prefix of the collapsed full ranking, so if every
+        document has at most ``m`` passages, the top ``MAXP_DOCS * m`` passages hold at least ``MAXP_DOCS``
+        distinct documents, all exact.
+        """
+        if not self.maxp:
+            return self._top_k
+        per_doc = Counter(pid.split(":", 1)[0] for pid in corpus["id"])
+        return min(len(corpus), max(self._top_k, MAXP_DOCS * max(per_doc.values())))
+
+    def _evaluate_subset(self, model: Any, data_split: RetrievalSplitData, *, encode_kwargs: Any, hf_split: str,
+                         hf_subset: str, prediction_folder: Path | None = None, num_proc: int | None = None,
+                         timer: Any, **kwargs: Any) -> ScoresDict:
+        """MTEB's retrieval evaluation, plus MaxP, binary-qrels recall and the official (judged-query) mean."""
+        extra = self._extra[hf_subset][hf_split]
+        graded = {q: d for q, d in data_split["relevant_docs"].items() if d}
+        binary = {q: d for q, d in extra.get("binary_qrels", {}).items() if d}
+        own = "metadata" in self.__dict__
+        saved = self.metadata
+        if extra.get("instruction"):  # a per-instance copy carries this split's instruction as the query prompt
+            self.metadata = saved.model_copy(update={"prompt": {"query": extra["instruction"]}})
+        try:
+            retriever = RetrievalEvaluator(
+                corpus=data_split["corpus"], queries=data_split["queries"], task_metadata=self.metadata,
+                hf_split=hf_split, hf_subset=hf_subset, top_ranked=None,
+                top_k=self._search_depth(data_split["corpus"]), timer=timer, **kwargs)
+            if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
+                search_model = SearchEncoderWrapper(model)
+            elif isinstance(model, CrossEncoderProtocol):
+                search_model = SearchCrossEncoderWrapper(model)
+            elif isinstance(model, SearchProtocol):
+                search_model = model
+            else:
+                raise TypeError(f"expected an Encoder, CrossEncoder or Search model, got {type(model)}")
+            results = retriever(search_model, encode_kwargs=encode_kwargs, num_proc=num_proc)
+        finally:
+            if own:
+                self.metadata = saved
+            else:
+                self.__dict__.pop("metadata", None)
+        if prediction_folder:
+            self._save_task_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
+        if self.maxp:
+            results = maxp_collapse(results)
+
+        def scored(qrels: dict[str, dict[str, int]]) -> Any:
+            run = {q: results.get(q, {}) for q in qrels}
+            return retriever.evaluate(qrels, run, self.k_values, ignore_identical_ids=self.ignore_identical_ids,
+                                      skip_first_result=self.skip_first_result)
+
+        main = scored(graded)
+        scale = len(graded) / extra["judged"] if extra["judged"] else 0.0
+        parts = {"ndcg": main.ndcg, "_map": main.map, "recall": main.recall, "precision": main.precision,
+                 "mrr": main.mrr, "hit_rate": main.hit_rate}
+        parts = {k: {m: v * scale for m, v in d.items()} for k, d in parts.items()}
+        naucs, naucs_mrr = main.naucs, main.naucs_mrr
+        if self.binary_recall:
+            bin_scores = scored(binary)
+            bscale = len(binary) / extra["binary_judged"] if extra["binary_judged"] else 0.0
+            for key, values in (("recall", bin_scores.recall), ("precision", bin_scores.precision),
+                                ("mrr", bin_scores.mrr), ("hit_rate", bin_scores.hit_rate)):
+                parts[key] = {m: v * bscale for m, v in values.items()}
+        task_scores = self.task_specific_scores(main.all_scores, graded, {q: results.get(q, {}) for q in graded},
+                                                hf_split=hf_split, hf_subset=hf_subset)
+        task_scores["official_judged_queries"] = float(extra["judged"])
+        task_scores["scored_queries"] = float(len(graded))
+        return make_score_dict(ndcg=parts["ndcg"], _map=parts["_map"], recall=parts["recall"],
+                               precision=parts["precision"], mrr=parts["mrr"], naucs=naucs, naucs_mrr=naucs_mrr,
+                               hit_rate=parts["hit_rate"], task_scores=task_scores,
+                               previous_results_model_meta=self._previous_results_model_meta)
+
+    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
+                             results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
+        """Per-query scores for significance tests (over the scored queries; dropped ones are 0 by definition)."""
+        per_query = adhoc_per_query(qrels, rank_run(results), list(PER_QUERY_ADHOC.values()))
+        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
+            key: per_query[measure] for key, measure in PER_QUERY_ADHOC.items()
+        }
+        return {}
+
+
+# task name → (CamelCase, domains, what the queries and documents are, full-document setting, MaxP, binary qrels)
+_SPECS: dict[str, tuple[str, list[str], str, bool, bool, bool]] = {
+    "clinical_trial": ("ClinicalTrial", ["Medical", "Written"],
+                       "Patient case descriptions; retrieve the clinical trials the patient is eligible for.",
+                       True, True, False),
+    "code_retrieval": ("CodeRetrieval", ["Programming", "Written"],
+                       "Multi-constraint programming problems; retrieve verified code solutions.", False, False, False),
+    "legal_qa": ("LegalQA", ["Legal", "Written"],
+                 "Housing law questions tied to a US state; retrieve the state statutes that answer them.",
+                 True, False, False),
+    "paper_retrieval": ("PaperRetrieval", ["Academic", "Written"],
+                        "Multi-aspect descriptions of a wanted computer-science paper; retrieve matching abstracts "
+                        "(DORIS-MAE).", False, False, True),
+    "set_operation_entity_retrieval": ("SetOperationEntityRetrieval", ["Encyclopaedic", "Written"],
+                                       "Entity queries with implicit set operations (and, or, not); retrieve the "
+                                       "Wikipedia pages of the matching entities (QUEST).", True, True, False),
+    "stack_exchange": ("StackExchange", ["Web", "Written"],
+                       "StackExchange questions that need reasoning; retrieve the web pages that help answer them.",
+                       True, False, False),
+    "theorem_retrieval": ("TheoremRetrieval", ["Academic", "Written"],
+                          "Mathematical problems; retrieve the theorems that solve them.", False, False, False),
+    "tip_of_the_tongue": ("TipOfTheTongue", ["Encyclopaedic", "Entertainment", "Written"],
+                          "Vague, multi-detail recollections of a film or TV series; retrieve its Wikipedia page.",
+                          True, True, False),
+}
+
+
+def _metadata(name: str, description: str, domains: list[str]) -> TaskMetadata:
+    return TaskMetadata(
+        name=name, description=description, reference=REFERENCE,
+        dataset={"path": HUB_PATH, "revision": HUB_REVISION},
+        type="Retrieval", category="t2t", modalities=["text"], eval_splits=["test", "validation"],
+        eval_langs=["eng-Latn"], main_score="ndcg_at_10", date=("2023-01-01", "2025-09-08"),
+        domains=domains, task_subtypes=["Article retrieval"], license="cc-by-nc-4.0",
+        annotations_creators="expert-annotated", dialect=[], sample_creation="found",
+        bibtex_citation=CITATION, adapted_from=None,
+    )
+
+
+def _make(task: str, full_document: bool) -> type[CRUMBTask]:
+    camel, domains, what, _, maxp, binary = _SPECS[task]
+    maxp = maxp and not full_document
+    binary = binary and not full_document
+    if full_document:
+        name = f"CRUMB{camel}FullDocument"
+        setting = "CRUMB, full-document setting (whole Markdown documents, for long-context models)."
+        subset = task + "_full"
+    else:
+        name = f"CRUMB{camel}"
+        setting = "CRUMB, passage setting (contextualised chunks of at most 512 tokens)."
+        subset = task
+    description = f"{setting} {what}"
+    if maxp:
+        description += (" Scored with MaxP as in the official evaluation: passages are collapsed to their "
+                        "documents by the best passage score and judged against the full-document qrels.")
+    if binary:
+        description += " nDCG uses the graded labels; recall, precision and MRR use the binary qrels, as officially."
+    description += " Labels are int-cast as in crumb_eval (0.5 -> 0)." + INSTRUCTION_NOTE
+    cls = type(name, (CRUMBTask,), {
+        "__module__": __name__, "__qualname__": name, "__doc__": description,
+        "metadata": _metadata(name, description, domains), "crumb_task": task,
+        "layout_subsets": {"default": subset}, "full_document": full_document, "maxp": maxp,
+        "binary_recall": binary,
+    })
+    return cls
+
+
+PASSAGE_TASKS = [_make(task, False) for task in _SPECS]
+FULL_DOCUMENT_TASKS = [_make(task, True) for task, spec in _SPECS.items() if spec[3]]
+TASKS: list[type[CRUMBTask]] = PASSAGE_TASKS + FULL_DOCUMENT_TASKS
+globals().update({cls.__name__: cls for cls in TASKS})
+
+BENCHMARK = Benchmark(
+    name="CRUMB",
+    tasks=[cls() for cls in PASSAGE_TASKS],
+    description=("CRUMB: eight complex retrieval tasks (multi-part, constrained natural-language queries) in the "
+                 "passage setting, scored as the official crumb_eval: graded int labels, MaxP for clinical_trial, "
+                 "set_operation_entity_retrieval and tip_of_the_tongue, binary qrels for paper_retrieval recall."),
+    reference=REFERENCE,
+    citation=CITATION,
+)
+
+__all__ = ["BENCHMARK", "TASKS", "CRUMBTask", "maxp_collapse", "parse_official_counts",
+           *(cls.__name__ for cls in TASKS)]
