@@ -24,7 +24,7 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, rank_run
-from complexir.reader import list_subsets, load, nugget_judgments
+from complexir.reader import load, nugget_judgments
 
 from .layout_task import LayoutRetrievalTask
 
@@ -178,11 +178,6 @@ BENCHMARK = mteb.Benchmark(
     reference=REFERENCE,
     citation=CITATION,
 )
-
-
-def subsets_in(data_dir: str | os.PathLike) -> list[str | None]:
-    """The CoverageBench subsets a data dir holds (a convenience for callers choosing tasks)."""
-    return list_subsets(Path(data_dir) / "coveragebench")
 
 
 __all__ = ["BENCHMARK", "RERANK_TASKS", "RETRIEVAL_TASKS", "TASKS", "CoverageBenchTask",
