@@ -137,11 +137,12 @@ def register() -> bool:
     return True
 
 
+def registered_benchmarks() -> list:
+    """The ``Benchmark`` objects this hook added to mteb (ours and those of extra modules)."""
+    return list(_benchmarks)
+
+
 def _patch_tasks(modules: list[ModuleType]) -> None:
-    get_tasks = importlib.import_module("mteb.get_tasks")
-    task_list = _required(get_tasks, "TASK_LIST", tuple)
-    registry = _required(get_tasks, "_TASKS_REGISTRY", dict)
-    similar = _required(get_tasks, "_SIMILAR_TASKS", dict)
     ours, benchmarks = [], []
     for module in modules:
         ours.extend(_required(module, "TASKS", (list, tuple)))
@@ -149,6 +150,16 @@ def _patch_tasks(modules: list[ModuleType]) -> None:
             benchmarks.extend(_required(module, "BENCHMARKS", (list, tuple)))
         elif hasattr(module, "BENCHMARK"):
             benchmarks.append(module.BENCHMARK)
+    add_to_mteb(ours, benchmarks)
+
+
+def add_to_mteb(ours: list[type], benchmarks: list) -> None:
+    """Put task classes and ``Benchmark`` objects into mteb's registries (idempotent per class/object)."""
+    global _benchmarks
+    get_tasks = importlib.import_module("mteb.get_tasks")
+    task_list = _required(get_tasks, "TASK_LIST", tuple)
+    registry = _required(get_tasks, "_TASKS_REGISTRY", dict)
+    similar = _required(get_tasks, "_SIMILAR_TASKS", dict)
 
     new = []
     for cls in ours:
@@ -168,8 +179,7 @@ def _patch_tasks(modules: list[ModuleType]) -> None:
         cached = _required(get_benchmark, cache_name, Callable)
         if not hasattr(cached, "cache_clear"):
             raise MtebHookError(f"mteb.benchmarks.get_benchmark.{cache_name} is no longer an lru_cache")
-    global _benchmarks
-    _benchmarks = benchmarks
+    _benchmarks = [*_benchmarks, *(b for b in benchmarks if all(b is not known for known in _benchmarks))]
     if "mteb.benchmarks.benchmarks" in sys.modules:  # already imported: place ours now
         _place_benchmarks(sys.modules["mteb.benchmarks.benchmarks"])
 

@@ -1,0 +1,27 @@
+"""``complexir report``: a model-card section (tables, charts, significance) and Hub metadata from results."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report", help="model card (model-index + tables + charts), .eval_results and significance from results"
+    )
+    parser.add_argument("results", help="results folder of `complexir run`/`mteb run` (or a model folder in it)")
+    parser.add_argument("--model", default=None, help="model name, when RESULTS holds several models")
+    parser.add_argument("--card", default=None, help="existing model card (README.md) to merge into")
+    parser.add_argument("--baseline", default=None, help="results folder of a baseline model: adds Δ and p-values")
+    parser.add_argument("--baseline-model", default=None, help="model name in --baseline, when it holds several")
+    parser.add_argument("--out", default="report", help="output folder (default: ./report)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from complexir.report import make_report
+
+    card = make_report(args.results, args.out, model=args.model, card=args.card, baseline=args.baseline,
+                       baseline_model=args.baseline_model)
+    print(f"model card written to {card}")
+    return 0

@@ -1,0 +1,197 @@
+"""complexir report: model-index YAML, merged card, tables, charts and p-values from two real result folders."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        import complexir_tiny
+    finally:
+        sys.path.remove(str(FIXTURES))
+    from complexir import mteb_hook
+
+    mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
+    return complexir_tiny
+
+
+@pytest.fixture(scope="module")
+def two_runs(tiny, tmp_path_factory):
+    """Result folders of the packaged model and of the same model truncated to 8 tokens (a weaker run)."""
+    import mteb
+
+    from complexir.cli.run_cmd import write_per_query
+    from complexir.models import load_model
+
+    base = tmp_path_factory.mktemp("report")
+    tiny.build(base / "data")
+    outputs = {}
+    for label, length in (("full", None), ("short", 8)):
+        task = tiny.ComplexIRTinyHealth()
+        task.data_dir = base / "data"
+        model = load_model(max_seq_length=length)
+        out = base / label
+        mteb.evaluate(model, [task], cache=mteb.ResultCache(out), overwrite_strategy="always")
+        write_per_query(out, model.mteb_model_meta, [task])
+        outputs[label] = (out, model.mteb_model_meta)
+    return outputs
+
+
+EXISTING_CARD = """---
+license: apache-2.0
+tags:
+- sentence-transformers
+model-index:
+- name: all-MiniLM-L6-v2
+  results:
+  - task:
+      type: text-classification
+    dataset:
+      name: MTEB Banking77 (default)
+      type: mteb/banking77
+      config: default
+      split: test
+    metrics:
+    - type: accuracy
+      value: 0.8
+---
+
+# all-MiniLM-L6-v2
+
+Hand-written introduction that must survive.
+"""
+
+
+@pytest.fixture(scope="module")
+def report(two_runs, tmp_path_factory):
+    from complexir.cli.main import main
+
+    base = tmp_path_factory.mktemp("card")
+    card = base / "README.md"
+    card.write_text(EXISTING_CARD, encoding="utf-8")
+    out = base / "out"
+    (full, _), (short, _) = two_runs["full"], two_runs["short"]
+    assert main(["report", str(full), "--card", str(card), "--baseline", str(short), "--out", str(out)]) == 0
+    return out
+
+
+def _front_matter(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8").split("---", 2)[1])
+
+
+def _task_result(out: Path, meta, task: str):
+    from mteb.results import TaskResult
+
+    return TaskResult.from_disk(out / "results" / meta.name.replace("/", "__") / meta.revision / f"{task}.json")
+
+
+def test_model_index_is_valid_and_merged(report, two_runs, tiny):
+    from huggingface_hub import ModelCard
+    from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
+
+    meta = _front_matter(report / "README.md")
+    assert meta["license"] == "apache-2.0" and meta["tags"] == ["sentence-transformers"]
+    index = meta["model-index"]
+    assert len(index) == 1 and index[0]["name"] == "all-MiniLM-L6-v2"
+    for result in index[0]["results"]:  # the Hub schema's required keys
+        assert result["task"]["type"] and result["dataset"]["name"] and result["dataset"]["type"]
+        assert all({"type", "value"} <= set(m) for m in result["metrics"])
+    name, results = model_index_to_eval_results(index)
+    assert eval_results_to_model_index(name, results) == index  # round trip through huggingface_hub
+    by_metric = {(r.dataset_type, r.metric_type): r for r in results}
+    assert by_metric[("mteb/banking77", "accuracy")].metric_value == 0.8  # the existing entry survives
+    scores = _task_result(*two_runs["full"], tiny.TASK_NAME).scores["test"][0]
+    for metric in ("ndcg_at_10", "recall_at_100"):
+        entry = by_metric[("complexir/tiny-health", metric)]
+        assert entry.metric_value == pytest.approx(scores[metric])
+        assert (entry.task_type, entry.dataset_config, entry.dataset_split) == ("text-retrieval", "default", "test")
+    card = ModelCard.load(report / "README.md")
+    assert "Hand-written introduction that must survive." in card.text
+    assert card.text.count("<!-- complexir-report:start -->") == 1
+
+
+def test_rerun_replaces_instead_of_duplicating(report, two_runs, tmp_path):
+    from complexir.report import make_report
+
+    out = tmp_path / "again"
+    make_report(two_runs["full"][0], out, card=report / "README.md")
+    meta = _front_matter(out / "README.md")
+    before = _front_matter(report / "README.md")["model-index"][0]["results"]
+    assert len(meta["model-index"][0]["results"]) == len(before)
+    assert (out / "README.md").read_text(encoding="utf-8").count("## Evaluation results (complexir)") == 1
+
+
+def test_table_values_and_p_values(report, two_runs, tiny):
+    from scipy import stats
+
+    section = (report / "complexir_report" / "report.md").read_text(encoding="utf-8")
+    header, _, row = [line for line in section.splitlines() if line.startswith("|")][:3]
+    cells = dict(zip([c.strip() for c in header.strip("|").split("|")],
+                     [c.strip() for c in row.strip("|").split("|")], strict=True))
+    full = _task_result(*two_runs["full"], tiny.TASK_NAME).scores["test"][0]
+    short = _task_result(*two_runs["short"], tiny.TASK_NAME).scores["test"][0]
+    assert cells["Task"] == tiny.TASK_NAME
+    assert float(cells["nDCG@10"]) == pytest.approx(full["ndcg_at_10"], abs=5e-5)
+    assert float(cells["R@100"]) == pytest.approx(full["recall_at_100"], abs=5e-5)
+    assert float(cells["nDCG@10 Δ"]) == pytest.approx(full["ndcg_at_10"] - short["ndcg_at_10"], abs=1e-4)
+
+    def per_query(label):
+        out, meta = two_runs[label]
+        path = out / "per_query" / meta.name.replace("/", "__") / meta.revision / f"{tiny.TASK_NAME}.json"
+        return json.loads(path.read_text())["scores"]["default"]["test"]["ndcg_at_10"]
+
+    a, b = per_query("full"), per_query("short")
+    queries = sorted(a)
+    x, y = [a[q] for q in queries], [b[q] for q in queries]
+    assert x != y, "the truncated model should rank differently"
+    exact = stats.permutation_test((x, y), lambda u, v, axis: (u - v).mean(axis=axis), vectorized=True,
+                                   permutation_type="samples", n_resamples=10_000, random_state=0)
+    significance = json.loads((report / "complexir_report" / "significance.json").read_text())
+    test = next(t for t in significance["tests"] if t["metric"] == "ndcg_at_10")
+    assert test["n"] == len(queries) == len(tiny.QUERIES)
+    assert test["p_randomisation"] == pytest.approx(exact.pvalue)
+    assert test["p_ttest"] == pytest.approx(stats.ttest_rel(x, y).pvalue)
+    assert cells["nDCG@10 p"] == f"{exact.pvalue:.4f}"
+
+
+def test_eval_results_files_match_mteb(report, two_runs, tiny):
+    data = yaml.safe_load((report / ".eval_results" / f"{tiny.TASK_NAME}.yaml").read_text(encoding="utf-8"))
+    main = _task_result(*two_runs["full"], tiny.TASK_NAME).get_score()
+    ids = {entry["dataset"]["task_id"]: entry for entry in data}
+    assert set(ids) == {f"{tiny.TASK_NAME}_default_test", tiny.TASK_NAME}
+    for entry in data:
+        assert entry["dataset"]["id"] == "complexir/tiny-health" and entry["dataset"]["revision"] == "1"
+        assert entry["value"] == round(main * 100, 5)
+        assert entry["source"]["url"] == "https://github.com/embeddings-benchmark/mteb/"
+
+
+def test_chart_is_a_png(report):
+    charts = list((report / "complexir_report").glob("*.png"))
+    assert [c.name for c in charts] == ["ComplexIRTiny.png"]
+    data = charts[0].read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
+    assert "![ComplexIRTiny results](complexir_report/ComplexIRTiny.png)" in (report / "README.md").read_text()
+
+
+def test_several_models_need_a_choice(two_runs, tmp_path):
+    import shutil
+
+    from complexir.report import load_run
+
+    both = tmp_path / "both"
+    for label in ("full", "short"):
+        shutil.copytree(two_runs[label][0], both, dirs_exist_ok=True)
+    with pytest.raises(ValueError, match="several models"):
+        load_run(both)
+    run = load_run(both, model=two_runs["short"][1].name)
+    assert run.model == two_runs["short"][1].name and run.per_query
