@@ -44,6 +44,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     benchmark_dir: ClassVar[str]
     layout_subsets: ClassVar[dict[str, str | None]]
     data_dir: str | os.PathLike | None = None
+    # True: a local data dir may hold only some of the subsets; the task then runs those (its hf_subsets shrink)
+    allow_missing_subsets: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -63,13 +65,37 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             return str(folder.resolve()), None
         return self.metadata.dataset["path"], self.metadata.dataset["revision"]
 
-    def available_in(self, data_dir: str | os.PathLike) -> bool:
-        """Whether ``data_dir`` holds every layout subset this task reads (demo folders hold a few)."""
+    def subsets_present(self, data_dir: str | os.PathLike) -> list[str]:
+        """The MTEB subsets whose layout subset exists in ``data_dir`` (none without a benchmark folder)."""
         folder = Path(data_dir) / self.benchmark_dir
         if not (folder / "README.md").is_file():
-            return False
+            return []
         present = set(list_subsets(folder))
-        return all(s in present for s in self.layout_subsets.values())
+        return [s for s, layout in self.layout_subsets.items() if layout in present]
+
+    def available_in(self, data_dir: str | os.PathLike) -> bool:
+        """Whether ``data_dir`` holds every layout subset this task reads (demo folders hold a few), or, for a
+        task with ``allow_missing_subsets``, at least one."""
+        present = self.subsets_present(data_dir)
+        return bool(present) if self.allow_missing_subsets else len(present) == len(self.layout_subsets)
+
+    def restrict_to_present(self) -> LayoutRetrievalTask:
+        """Keep only the hf_subsets whose layout subset exists in the local data dir (``allow_missing_subsets``
+        tasks). Call it before ``mteb.evaluate`` so results list exactly the subsets run; ``load_data`` calls it
+        too."""
+        path, revision = self.data_source()
+        if revision is not None:  # a Hub repo: every subset is expected
+            return self
+        present = self.subsets_present(Path(path).parent)
+        keep = [s for s in (self.hf_subsets or self.layout_subsets) if s in present]
+        if not keep:
+            raise FileNotFoundError(f"{self.metadata.name}: none of the subsets {sorted(self.layout_subsets.values())} "
+                                    f"in {path}")
+        skipped = [s for s in (self.hf_subsets or self.layout_subsets) if s not in present]
+        if skipped:
+            logger.info("%s: %s has no subsets for %s; running %s", self.metadata.name, path, skipped, keep)
+        self.hf_subsets = keep
+        return self
 
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         """One MTEB subset and split, read natively by MTEB's loader. Override to combine configs."""
@@ -82,9 +108,12 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             return
         path, revision = self.data_source()
         logger.info("%s: reading %s", self.metadata.name, path)
+        if self.allow_missing_subsets and revision is None:  # a local folder
+            self.restrict_to_present()
         self.dataset = {
             hf_subset: {split: self.load_split(path, revision, hf_subset, split) for split in self.eval_splits}
             for hf_subset in self.layout_subsets
+            if self.hf_subsets is None or hf_subset in self.hf_subsets
         }
         self.dataset_transform(num_proc=num_proc)
         self.data_loaded = True

@@ -1,0 +1,409 @@
+"""IRSC (Lin et al. 2024): query–content pair files → 20 subsets ``<task>-<setting>`` in the standard layout.
+
+IRSC measures semantic comprehension: five query types (``query``: question → passage, ``title``: title →
+article, ``part``: a fragment → its paragraph, ``keyword``: keywords → text, ``summary``: summary → document)
+in four language settings (``en``, ``zh``, ``en-zh``: English query, Chinese content, ``zh-en``). Each pair
+has exactly one relevant content; the corpus of a subset is the set of its distinct contents.
+
+Input: a folder (or a Hub dataset repo) of pair files, ``*.jsonl`` / ``*.csv`` / ``*.tsv``, read in sorted
+path order. Columns (names configurable): ``query``, ``content``, ``query_language``, ``content_language``,
+``task``. Where a file lacks a task or language column, the value comes from ``--task`` /
+``--query-language`` / ``--content-language``, else from the file's path: its folder names and its name
+split on ``_`` and ``.`` (e.g. ``keyword/en-zh.jsonl``, ``irsc_title_zh.tsv``) must hold exactly one task
+name and at most one setting (``en``, ``zh``, ``en-zh``, ``zh-en``). A column present in the file always wins.
+
+Rules (stated in the card too):
+- contents are compared after stripping surrounding whitespace; identical contents of a subset are one
+  document, id ``d-`` + the first 16 hex digits of SHA-256 of the content, so ids are stable across
+  rebuilds and the same everywhere the content appears;
+- a query is one pair: id ``q-`` + 16 hex digits of SHA-256 over (task, setting, query, content). The same
+  query text paired with two different contents is therefore two queries, each with its one positive
+  (IRSC's "one relevant content per query"), and the card counts it; an exact repeat of a pair is kept once
+  and counted;
+- a pair with an empty side, an unknown task or an unknown language is an ``UpstreamFormatError`` naming
+  the file and line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from complexir.card import CardInfo
+from complexir.errors import UpstreamFormatError
+from complexir.writer import BenchmarkWriter
+
+logger = logging.getLogger(__name__)
+
+TASKS = ("query", "title", "part", "keyword", "summary")
+SETTINGS = ("en", "zh", "en-zh", "zh-en")  # query language - content language; one language: both
+SPLIT = "test"
+SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+
+# Accepted spellings, compared lower-cased with "_" read as "-". Traditional Chinese (zh-tw, zh-hant) is
+# deliberately absent: IRSC's Chinese is Simplified (cmn-Hans) and a silent merge would mislabel it.
+LANGUAGE_ALIASES: dict[str, str] = {
+    **dict.fromkeys(("en", "eng", "english", "en-us", "en-gb", "eng-latn"), "en"),
+    **dict.fromkeys(("zh", "zho", "chi", "cmn", "chinese", "zh-cn", "zh-hans", "cmn-hans", "中文"), "zh"),
+}
+TASK_ALIASES: dict[str, str] = {
+    **dict.fromkeys(("query", "question"), "query"),
+    "title": "title",
+    **dict.fromkeys(("part", "fragment"), "part"),
+    **dict.fromkeys(("keyword", "keywords"), "keyword"),
+    "summary": "summary",
+}
+
+CITATION = """@misc{lin2024irsc,
+  title         = {IRSC: A Zero-shot Evaluation Benchmark for Information Retrieval through Semantic
+                   Comprehension in Retrieval-Augmented Generation Scenarios},
+  author        = {Lin, Hai and Zhan, Shaoxiong and Su, Junyou and Zheng, Haitao and Wang, Hui},
+  year          = {2024},
+  eprint        = {2409.15763},
+  archivePrefix = {arXiv},
+  primaryClass  = {cs.IR},
+  url           = {https://arxiv.org/abs/2409.15763}
+}"""
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Upstream column names, and fixed values for files that lack a task or language column."""
+
+    query: str = "query"
+    content: str = "content"
+    query_language: str = "query_language"
+    content_language: str = "content_language"
+    task: str = "task"
+    fixed_task: str | None = None
+    fixed_query_language: str | None = None
+    fixed_content_language: str | None = None
+
+
+@dataclass(frozen=True)
+class Pair:
+    task: str
+    setting: str
+    query: str
+    content: str
+    file: str  # path relative to the source folder
+    line: int
+
+
+def subset_name(task: str, setting: str) -> str:
+    return f"{task}-{setting}"
+
+
+def setting_of(query_language: str, content_language: str) -> str:
+    return query_language if query_language == content_language else f"{query_language}-{content_language}"
+
+
+def doc_id(content: str) -> str:
+    return "d-" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
+
+
+def query_id(task: str, setting: str, query: str, content: str) -> str:
+    key = f"{task}\x1f{setting}\x1f{query}\x1f{content}"  # unit separator: no text contains it
+    return "q-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def normalise_language(value: str) -> str | None:
+    return LANGUAGE_ALIASES.get(value.strip().lower().replace("_", "-"))
+
+
+def normalise_task(value: str) -> str | None:
+    return TASK_ALIASES.get(value.strip().lower())
+
+
+# -- reading the pair files ---------------------------------------------------------------------------
+def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line number, record) for each record of one file; the line is where the record starts."""
+    if kind == "jsonl":
+        with path.open(encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise UpstreamFormatError(path, number, f"not a JSON object: {error.msg}") from None
+                if not isinstance(record, dict):
+                    raise UpstreamFormatError(path, number, f"expected a JSON object, got {type(record).__name__}")
+                yield number, record
+        return
+    # CSV follows RFC 4180 (quoted fields may span lines); TSV is the plain tab-separated convention, no
+    # quoting, so a stray '"' inside a text stays text.
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = (csv.reader(handle) if kind == "csv"
+                  else csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+        try:
+            header = next(reader)
+        except StopIteration:
+            return
+        header = [h.strip() for h in header]
+        start = reader.line_num + 1
+        for fields in reader:
+            if fields and any(f.strip() for f in fields):
+                if len(fields) != len(header):
+                    raise UpstreamFormatError(
+                        path, start, f"{len(fields)} fields where the header has {len(header)} ({header})")
+                yield start, dict(zip(header, fields, strict=True))
+            start = reader.line_num + 1
+
+
+def _from_path(relative: Path) -> tuple[str | None, str | None]:
+    """(task, setting) named by a file's path, e.g. ``keyword/en-zh.jsonl`` or ``irsc_title_zh.tsv``."""
+    tokens = [t.lower() for part in relative.with_suffix("").parts for t in re.split(r"[_.\s]+", part) if t]
+    tasks = {TASK_ALIASES[t] for t in tokens if t in TASK_ALIASES}
+    settings = {t for t in tokens if t in SETTINGS}
+    return (tasks.pop() if len(tasks) == 1 else None), (settings.pop() if len(settings) == 1 else None)
+
+
+def _field(path: Path, number: int, record: dict[str, object], name: str, what: str, fixed: str | None,
+           *, required: bool) -> str | None:
+    """One value of a record, stripped: the column if the file has it, else the fixed value, else None."""
+    if name in record:
+        value = record[name]
+        if not isinstance(value, str):
+            raise UpstreamFormatError(path, number, f"{what} (column {name!r}) must be a string, "
+                                                    f"got {type(value).__name__} {value!r:.40}")
+        if not value.strip():
+            raise UpstreamFormatError(path, number, f"empty {what} (column {name!r})")
+        return value.strip()
+    if fixed is not None:
+        return fixed
+    if required:
+        raise UpstreamFormatError(path, number, f"no column {name!r} for the {what}")
+    return None
+
+
+def read_pairs(path: Path, relative: Path, columns: Columns) -> Iterator[Pair]:
+    """The pairs of one file, validated; errors name the file and line."""
+    kind = SUFFIXES[path.suffix.lower()]
+    path_task, path_setting = _from_path(relative)
+    for number, record in _records(path, kind):
+        query = _field(path, number, record, columns.query, "query", None, required=True)
+        content = _field(path, number, record, columns.content, "content", None, required=True)
+        raw_task = _field(path, number, record, columns.task, "task", columns.fixed_task,
+                          required=False) or path_task
+        if raw_task is None:
+            raise UpstreamFormatError(path, number, f"no task: no column {columns.task!r}, no --task, and the "
+                                                    f"file path names none of {TASKS}")
+        task = normalise_task(raw_task)
+        if task is None:
+            raise UpstreamFormatError(path, number, f"unknown task {raw_task!r}; expected one of {TASKS}")
+
+        langs = []
+        for name, fixed, what, index in ((columns.query_language, columns.fixed_query_language, "query language", 0),
+                                         (columns.content_language, columns.fixed_content_language,
+                                          "content language", -1)):
+            raw = _field(path, number, record, name, what, fixed, required=False)
+            if raw is None and path_setting is not None:
+                raw = path_setting.split("-")[index]
+            if raw is None:
+                raise UpstreamFormatError(path, number, f"no {what}: no column {name!r}, no fixed value, and the "
+                                                        f"file path names no setting of {SETTINGS}")
+            lang = normalise_language(raw)
+            if lang is None:
+                raise UpstreamFormatError(path, number, f"unknown {what} {raw!r}; accepted: "
+                                                        f"{sorted(LANGUAGE_ALIASES)}")
+            langs.append(lang)
+        yield Pair(task, setting_of(*langs), query, content, relative.as_posix(), number)
+
+
+def pair_files(folder: Path) -> list[Path]:
+    """The pair files under ``folder``, in sorted relative-path order (hidden folders skipped)."""
+    files = sorted(
+        p for p in folder.rglob("*")
+        if p.is_file() and p.suffix.lower() in SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    if not files:
+        raise UpstreamFormatError(folder, None, f"no pair files ({', '.join('*' + s for s in SUFFIXES)})")
+    return files
+
+
+# -- building -----------------------------------------------------------------------------------------
+@dataclass
+class _Subset:
+    docs: dict[str, str] = field(default_factory=dict)  # doc id -> content, first-seen order
+    queries: dict[str, Pair] = field(default_factory=dict)  # query id -> its pair
+    repeated_pairs: int = 0
+    merged_contents: int = 0
+    texts: dict[str, int] = field(default_factory=dict)  # query text -> how many contents it is paired with
+
+
+def collect(folder: Path, columns: Columns) -> dict[str, _Subset]:
+    """Every pair of every file, grouped by subset in TASKS × SETTINGS order."""
+    subsets: dict[str, _Subset] = {}
+    for path in pair_files(folder):
+        relative = path.relative_to(folder)
+        for pair in read_pairs(path, relative, columns):
+            sub = subsets.setdefault(subset_name(pair.task, pair.setting), _Subset())
+            qid = query_id(pair.task, pair.setting, pair.query, pair.content)
+            if qid in sub.queries:
+                sub.repeated_pairs += 1
+                continue
+            did = doc_id(pair.content)
+            if did in sub.docs:
+                if sub.docs[did] != pair.content:  # 64-bit collision: never silently merge two texts
+                    raise UpstreamFormatError(path, pair.line, f"content hash {did} collides with another content")
+                sub.merged_contents += 1
+            else:
+                sub.docs[did] = pair.content
+            sub.queries[qid] = pair
+            sub.texts[pair.query] = sub.texts.get(pair.query, 0) + 1
+    order = [subset_name(t, s) for t in TASKS for s in SETTINGS]
+    return {name: subsets[name] for name in order if name in subsets}
+
+
+def _languages(setting: str) -> tuple[str, str]:
+    parts = setting.split("-")
+    return parts[0], parts[-1]
+
+
+def _task_table(subsets: dict[str, _Subset]) -> str:
+    head = "| task | " + " | ".join(f"{s} queries / contents" for s in SETTINGS) + " |"
+    rows = [head, "|---|" + "---:|" * len(SETTINGS)]
+    for task in TASKS:
+        cells = []
+        for setting in SETTINGS:
+            sub = subsets.get(subset_name(task, setting))
+            cells.append(f"{len(sub.queries):,} / {len(sub.docs):,}" if sub else "—")
+        rows.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _source_digest(folder: Path, files: list[Path]) -> str:
+    """A revision for a local source: SHA-256 over the pair files' relative paths and bytes."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes())
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _describe(source: str | os.PathLike) -> str:
+    """The source as the card names it: a local folder relative to the working directory when inside it
+    (so a demo built from the checkout reads the same everywhere), else as given."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        try:
+            return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        except ValueError:
+            return str(path)
+    return str(source)
+
+
+def resolve_source(source: str | os.PathLike, revision: str | None = None) -> tuple[Path, str]:
+    """(local folder, revision): a local folder as is, else a Hub dataset repo via ``snapshot_download``."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return path, _source_digest(path, pair_files(path))
+    if path.exists():
+        raise UpstreamFormatError(path, None, "expected a folder of pair files")
+    from huggingface_hub import snapshot_download
+
+    local = Path(snapshot_download(repo_id=str(source), repo_type="dataset", revision=revision,
+                                   allow_patterns=["*.jsonl", "*.csv", "*.tsv", "**/*.jsonl", "**/*.csv", "**/*.tsv"]))
+    return local, local.name  # snapshots/<commit>: the commit the files came from
+
+
+def build_irsc(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    columns: Columns = Columns(),
+    revision: str | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Build the IRSC benchmark folder from pair files; returns ``out_dir``."""
+    for option, value, normalise in (("--task", columns.fixed_task, normalise_task),
+                                     ("--query-language", columns.fixed_query_language, normalise_language),
+                                     ("--content-language", columns.fixed_content_language, normalise_language)):
+        if value is not None and normalise(value) is None:
+            raise ValueError(f"{option} {value!r}: unknown; accepted: "
+                             f"{sorted(TASK_ALIASES if option == '--task' else LANGUAGE_ALIASES)}")
+    folder, resolved_revision = resolve_source(source, revision)
+    subsets = collect(folder, columns)
+    if not subsets:
+        raise UpstreamFormatError(folder, None, "no pairs in any file")
+    missing = [subset_name(t, s) for t in TASKS for s in SETTINGS if subset_name(t, s) not in subsets]
+    if missing:
+        logger.warning("IRSC source %s has no pairs for %d of 20 subsets: %s", source, len(missing), missing)
+    info = CardInfo(
+        benchmark="irsc",
+        pretty_name="IRSC",
+        license="other",
+        citation=CITATION,
+        source=_describe(source),
+        revision=resolved_revision,
+        languages=["en", "zh"],
+        task_ids=["document-retrieval"],
+        extra={"task_table": _task_table(subsets),
+               "missing_subsets": ", ".join(missing) if missing else "none"},
+    )
+    with BenchmarkWriter(out_dir, info, overwrite=overwrite, progress=progress) as writer:
+        for name, sub in subsets.items():
+            query_lang, content_lang = _languages(name.split("-", 1)[1])
+            writer.write_corpus(
+                name,
+                ({"id": did, "title": "", "text": text, "language": content_lang} for did, text in sub.docs.items()),
+                total=len(sub.docs),
+            )
+            queries = [
+                {"id": qid, "text": p.query, "language": query_lang,
+                 "metadata": json.dumps({"file": p.file, "line": p.line}, ensure_ascii=False)}
+                for qid, p in sub.queries.items()
+            ]
+            qrels = [{"query-id": qid, "corpus-id": doc_id(p.content), "score": 1} for qid, p in sub.queries.items()]
+            writer.write_split(name, SPLIT, queries=queries, qrels=qrels)
+            if sub.merged_contents:
+                writer.note(name, "pairs whose content repeats an earlier pair's (one document)", sub.merged_contents)
+            if sub.repeated_pairs:
+                writer.note(name, "exact repeats of a pair (kept once)", sub.repeated_pairs)
+            shared = sum(n for n in sub.texts.values() if n > 1)
+            if shared:
+                writer.note(name, "queries whose text is paired with another content too (kept as separate "
+                                  "queries, one positive each)", shared)
+    return Path(out_dir)
+
+
+# -- CLI ----------------------------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", required=True,
+                        help="folder of IRSC pair files (*.jsonl, *.csv, *.tsv) or a Hub dataset repo id holding "
+                             "them; IRSC has no public release to default to")
+    parser.add_argument("--revision", default=None, help="Hub revision of --source (a Hub repo only)")
+    parser.add_argument("--query-column", default="query")
+    parser.add_argument("--content-column", default="content")
+    parser.add_argument("--query-language-column", default="query_language")
+    parser.add_argument("--content-language-column", default="content_language")
+    parser.add_argument("--task-column", default="task")
+    parser.add_argument("--task", default=None, help=f"task of files without a task column: one of {TASKS}")
+    parser.add_argument("--query-language", default=None,
+                        help="query language of files without that column (en, eng, english, zh, zh-cn, chinese…)")
+    parser.add_argument("--content-language", default=None,
+                        help="content language of files without that column")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def build(args: argparse.Namespace) -> int:
+    columns = Columns(
+        query=args.query_column, content=args.content_column, query_language=args.query_language_column,
+        content_language=args.content_language_column, task=args.task_column, fixed_task=args.task,
+        fixed_query_language=args.query_language, fixed_content_language=args.content_language,
+    )
+    out = build_irsc(args.source, args.out, columns=columns, revision=args.revision, overwrite=args.overwrite,
+                     progress=not args.quiet)
+    logger.info("IRSC written to %s", out)
+    return 0
