@@ -24,8 +24,10 @@ Conventions (ndeval 4.5):
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, compress
 
 import numpy as np
 
@@ -46,32 +48,69 @@ _CHUNK_ELEMENTS = 4_000_000  # bound on topics x pool docs x nuggets held at onc
 @dataclass
 class _Topic:
     rowmap: dict[str, int]  # positive doc -> row; rows ordered by doc id descending (ideal tie rule)
-    matrix: np.ndarray  # (docs, supported nuggets) bool
-    nrel_sub: np.ndarray  # (supported nuggets,) docs containing each nugget
+    rows: list[int]  # (row, column) of every "doc contains nugget" pair
+    cols: np.ndarray
+    nrel_sub: np.ndarray  # per supported nugget (column): docs containing it
     listed: int  # every nugget listed for the topic
 
+    @property
+    def ndocs(self) -> int:
+        return len(self.rowmap)
 
-def _prepare(qid: str, nuggets: Mapping[str, Mapping[str, int]], rel: int) -> _Topic:
-    if not isinstance(nuggets, Mapping):
-        raise TypeError(f"topic {qid!r}: judgments must map nugget id -> doc id -> label")
-    columns: list[list[str]] = []
-    for nid, docs in nuggets.items():
-        labels = check_labels(f"topic {qid!r}, nugget {nid!r}", docs)
-        if len(labels):
-            pos = [d for d, keep in zip(docs, (labels >= rel).tolist(), strict=True) if keep]
-            if pos:
-                columns.append(pos)
-    all_docs = sorted({d for col in columns for d in col}, reverse=True)
-    rowmap = {d: i for i, d in enumerate(all_docs)}
-    matrix = np.zeros((len(all_docs), len(columns)), dtype=bool)
-    for s, col in enumerate(columns):
-        matrix[[rowmap[d] for d in col], s] = True
-    return _Topic(rowmap, matrix, matrix.sum(axis=0).astype(np.float64), len(nuggets))
+
+def _prepare_all(judgments: Mapping, qids: list, rel: int) -> list[_Topic]:
+    """Binarise every topic's judgments at ``rel`` in one pass (one numpy array for all labels)."""
+    nug_per_topic, docs_per_nug = [], []
+    for q in qids:
+        nuggets = judgments[q]
+        if not isinstance(nuggets, Mapping) or not all(isinstance(d, Mapping) for d in nuggets.values()):
+            raise TypeError(f"topic {q!r}: judgments must map nugget id -> doc id -> label")
+        nug_per_topic.append(len(nuggets))
+        docs_per_nug.extend(len(d) for d in nuggets.values())
+    total = sum(docs_per_nug)
+    every = [d for q in qids for d in judgments[q].values()]
+    try:
+        labels = np.fromiter(chain.from_iterable(d.values() for d in every), np.float64, total)
+        ok = total == 0 or bool(labels.min() >= 0 and not np.any(labels % 1))  # NaN/inf fail both
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:  # name the offending topic, nugget and document
+        for q in qids:
+            for nid, docs in judgments[q].items():
+                check_labels(f"topic {q!r}, nugget {nid!r}", docs)
+        raise ValueError("invalid labels in the judgments")  # pragma: no cover - check_labels raised
+    keep = labels >= rel
+    pos_docs = list(compress(chain.from_iterable(every), keep.tolist()))
+    nug_of = np.repeat(np.arange(len(docs_per_nug)), docs_per_nug)[keep]  # global nugget of each positive
+    support = np.bincount(nug_of, minlength=len(docs_per_nug))
+    supported = support > 0
+    sup_rank = np.cumsum(supported) - 1  # index among supported nuggets, over all topics
+    nug_start = np.concatenate(([0], np.cumsum(nug_per_topic))).astype(np.int64)
+    sup_start = np.concatenate(([0], np.cumsum(supported)))[nug_start]
+    pos_start = np.concatenate(([0], np.cumsum(support)))[nug_start].tolist()
+    local_col = sup_rank[nug_of]
+    topics = []
+    for i in range(len(qids)):
+        lo, hi = pos_start[i], pos_start[i + 1]
+        docs = pos_docs[lo:hi]
+        rowmap = {d: r for r, d in enumerate(sorted(set(docs), reverse=True))}
+        cols = local_col[lo:hi] - sup_start[i]
+        nrel = support[nug_start[i] : nug_start[i + 1]]
+        topics.append(_Topic(rowmap, [rowmap[d] for d in docs], cols, nrel[nrel > 0], nug_per_topic[i]))
+    return topics
 
 
 def _powers(base: float, n: int) -> np.ndarray:
     """base**0 .. base**n by repeated multiplication, the way ndeval accumulates them."""
     return np.cumprod(np.concatenate(([1.0], np.full(n, base))))
+
+
+def _exact_sums(base: float, steps: int) -> bool:
+    """True when sums of base**c (c < steps) are exact in any order: base 0, 1 or 2**-j with j*steps < 53."""
+    if base in (0.0, 1.0):
+        return True
+    mantissa, exponent = math.frexp(base)
+    return mantissa == 0.5 and (1 - exponent) * steps < 53
 
 
 def _greedy_ideal(pt: np.ndarray, avail: np.ndarray, steps: int, wpow: np.ndarray) -> np.ndarray:
@@ -85,11 +124,15 @@ def _greedy_ideal(pt: np.ndarray, avail: np.ndarray, steps: int, wpow: np.ndarra
     counts = np.zeros((ntop, nnug), dtype=np.int64)
     avail = avail.copy()
     ar = np.arange(ntop)
+    exact = _exact_sums(float(wpow[1]) if len(wpow) > 1 else 1.0, min(steps, ndoc) + 1)
     for step in range(min(steps, ndoc)):
         wv = wpow[counts]
-        score = np.zeros((ntop, ndoc))
-        for s in range(nnug):
-            score += pt[:, s, :] * wv[:, s : s + 1]
+        if exact:  # every partial sum is exact: a batched mat-vec gives ndeval's numbers bit for bit
+            score = np.matmul(wv[:, None, :], pt)[:, 0, :]
+        else:  # sum nugget by nugget, in ndeval's order, so float ties resolve as ndeval's do
+            score = np.zeros((ntop, ndoc))
+            for s in range(nnug):
+                score += pt[:, s, :] * wv[:, s : s + 1]
         score[~avail] = -1.0
         pick = score.argmax(axis=1)
         best = score[ar, pick]
@@ -155,15 +198,15 @@ def coverage_per_query(
         by_rel.setdefault(int(m.params.get("rel", rel_level)), []).append(m)
 
     for rel, group in by_rel.items():
-        topics = [_prepare(q, judgments[q], rel) for q in qids]
-        empty = [q for q, t in zip(qids, topics, strict=True) if t.matrix.shape[1] == 0]
+        topics = _prepare_all(judgments, qids, rel)
+        empty = [q for q, t in zip(qids, topics, strict=True) if not len(t.nrel_sub)]
         if empty:
             logger.warning(
                 "%d topic(s) have no document containing any nugget at rel >= %d (e.g. %s); they score 0",
                 len(empty), rel, ", ".join(map(repr, empty[:5])),
             )
-        width = max((t.matrix.shape[1] for t in topics), default=0)
-        for idx in _chunks([t.matrix.shape[0] for t in topics], width):
+        width = max((len(t.nrel_sub) for t in topics), default=0)
+        for idx in _chunks([t.ndocs for t in topics], width):
             values = _score_chunk(
                 [topics[i] for i in idx], [ranked[qids[i]] for i in idx], group, alpha, denominator
             )
@@ -179,23 +222,28 @@ def _score_chunk(
     denominator: str,
 ) -> dict[str, np.ndarray]:
     ntop = len(topics)
-    ndoc = max((t.matrix.shape[0] for t in topics), default=0)
-    nnug = max((t.matrix.shape[1] for t in topics), default=0)
-    # pool matrix, with one all-zero row (index ndoc) for padding
-    pool = np.zeros((ntop, ndoc + 1, max(nnug, 1)), dtype=np.float64)
-    avail = np.zeros((ntop, ndoc), dtype=bool)
+    ndoc = max((t.ndocs for t in topics), default=0)
+    nnug = max((len(t.nrel_sub) for t in topics), default=0)
+    # pool: (topics, nuggets, docs + 1) with an all-zero last doc column for padding
+    pt = np.zeros((ntop, max(nnug, 1), ndoc + 1), dtype=np.float64)
+    counts = [len(t.rows) for t in topics]
+    if sum(counts):
+        tix = np.repeat(np.arange(ntop), counts)
+        cols = np.concatenate([t.cols for t in topics], dtype=np.int64, casting="unsafe")
+        rows = np.concatenate([t.rows for t in topics], dtype=np.int64, casting="unsafe")
+        pt[tix, cols, rows] = 1.0
+    avail = np.arange(ndoc)[None, :] < np.array([t.ndocs for t in topics])[:, None]
     nrel_sub = np.zeros((ntop, max(nnug, 1)))
-    actual = np.zeros(ntop)
-    listed = np.zeros(ntop)
+    nn = [len(t.nrel_sub) for t in topics]
+    if sum(nn):
+        nrel_sub[np.repeat(np.arange(ntop), nn), np.concatenate([np.arange(n) for n in nn])] = np.concatenate(
+            [t.nrel_sub for t in topics], dtype=np.float64, casting="unsafe"
+        )
+    actual = np.array(nn, dtype=np.float64)
+    listed = np.array([t.listed for t in topics], dtype=np.float64)
     pos_lists: list[list[int]] = []
     row_lists: list[list[int]] = []
-    for i, (t, docs) in enumerate(zip(topics, docs_lists, strict=True)):
-        d, s = t.matrix.shape
-        pool[i, :d, :s] = t.matrix
-        avail[i, :d] = True
-        nrel_sub[i, :s] = t.nrel_sub
-        actual[i] = s
-        listed[i] = t.listed
+    for t, docs in zip(topics, docs_lists, strict=True):
         get = t.rowmap.get
         rows = [get(doc) for doc in docs]
         pos_lists.append([p for p, r in enumerate(rows) if r is not None])
@@ -207,7 +255,7 @@ def _score_chunk(
     for i, (p, r) in enumerate(zip(pos_lists, row_lists, strict=True)):
         rpos[i, : len(p)] = p
         rrow[i, : len(r)] = r
-    run = pool[np.arange(ntop)[:, None], rrow]  # (topics, relevant retrieved, nuggets)
+    run = pt[np.arange(ntop)[:, None], :, rrow]  # (topics, relevant retrieved, nuggets)
     valid = rpos < big
     rpos_c = np.where(valid, rpos, 0)
     rank1 = rpos_c + 1.0
@@ -223,7 +271,7 @@ def _score_chunk(
     max_k = max((m.cutoff or 0) for m in group)
     gains_cache: dict[float, np.ndarray] = {}
     ideal_cache: dict[float, np.ndarray] = {}
-    pt = np.ascontiguousarray(pool[:, :ndoc, :].transpose(0, 2, 1)) if ndoc else None
+    pool_docs = pt[:, :, :ndoc] if ndoc else None
 
     def wpow(a: float) -> np.ndarray:
         return _powers(1.0 - a, max(rmax, ndoc, max_k) + 1)
@@ -236,10 +284,10 @@ def _score_chunk(
     def ideal_gains(a: float, steps: int) -> np.ndarray:
         have = ideal_cache.get(a)
         if have is None or have.shape[1] < steps:
-            if pt is None:
+            if pool_docs is None:
                 have = np.zeros((ntop, steps))
             else:
-                have = _greedy_ideal(pt, avail, steps, wpow(a))
+                have = _greedy_ideal(pool_docs, avail, steps, wpow(a))
             ideal_cache[a] = have
         return have[:, :steps]
 

@@ -72,10 +72,18 @@ def dedupe_rankings(
             continue
         if isinstance(ranking, str):
             raise TypeError(f"query {qid!r}: a ranking is a sequence of doc ids, not a string")
-        unique = dict.fromkeys(ranking)
-        if len(unique) != len(ranking):
+        # Only the first `depth` distinct docs matter: read a prefix, widen it only if repeats shorten it.
+        # Repeats are therefore counted within the part of the ranking that is evaluated.
+        read = len(ranking) if depth is None else min(len(ranking), depth)
+        while True:
+            head = ranking[:read] if read < len(ranking) else ranking
+            unique = dict.fromkeys(head)
+            if read >= len(ranking) or depth is None or len(unique) >= depth:
+                break
+            read = min(len(ranking), 2 * read + 1)
+        if len(unique) != len(head):
             dup_queries.append(qid)
-            dup_total += len(ranking) - len(unique)
+            dup_total += len(head) - len(unique)
         docs = list(unique)
         out[qid] = docs if depth is None else docs[:depth]
     if dup_total:
