@@ -33,10 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    # Our own progress at INFO; the libraries' chatter (mteb logs every loading step) only with -v.
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("complexir").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     if not getattr(args, "func", None):
         if args.command is None:  # bare `complexir`: the main job on its embedded defaults
             args = parser.parse_args(["run", *(argv or [])])
