@@ -169,3 +169,73 @@ def test_cli_build(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     assert main(["build", "locov1", "--source", str(TINY), "--out", str(out)]) == 0
     assert json.loads(json.dumps(reader.list_subsets(out))) == ["gov_report", "qasper_abstract"]
+
+
+# -- MTEB tasks ---------------------------------------------------------------------------------------------
+def test_twelve_tasks_and_the_benchmark() -> None:
+    from complexir.tasks import BENCHMARKS_BY_NAME, locov1
+
+    names = [cls.metadata.name for cls in locov1.TASKS]
+    assert len(names) == 12 and len(set(names)) == 12
+    assert {"LoCoV1SummScreenFD", "LoCoV1GovReport", "LoCoV1QMSum", "LoCoV1QasperTitle", "LoCoV1QasperAbstract",
+            "LoCoV1MultiFieldQA", "LoCoV1TwoWikiMQA", "LoCoV1PassageRetrieval", "LoCoV1CourtListenerHTML",
+            "LoCoV1CourtListenerPlainText", "LoCoV1LegalCaseReports", "LoCoV1StackOverflow"} == set(names)
+    assert sorted(cls.layout_subsets["default"] for cls in locov1.TASKS) == sorted(loco.TASKS)
+    for cls in locov1.TASKS:
+        assert cls.metadata.main_score == "ndcg_at_10"
+        assert cls.metadata.license == "apache-2.0"
+        assert cls.metadata.is_filled()
+    benchmark = BENCHMARKS_BY_NAME["LoCoV1"]
+    assert [t.metadata.name for t in benchmark.tasks] == names
+
+
+LATE = FIXTURES / "late_answer_upstream"  # six reports sharing a 385-token preamble; the answer sits after it
+
+
+@pytest.fixture(scope="module")
+def late_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("late")
+    loco.build_locov1(str(LATE), base / "locov1", progress=False)
+    return base
+
+
+@pytest.fixture(scope="module")
+def minilm(model_path: Path):
+    import mteb
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformerEncoderWrapper(SentenceTransformer(str(model_path), device="cpu"))
+    model.mteb_model_meta = mteb.get_model_meta("sentence-transformers/all-MiniLM-L6-v2")
+    return model
+
+
+def _evaluate(model, data_dir: Path) -> dict:
+    import mteb
+
+    from complexir.tasks.locov1 import LoCoV1GovReport
+
+    task = LoCoV1GovReport()
+    task.data_dir = data_dir
+    result = mteb.evaluate(model, task, cache=None, show_progress_bar=False,
+                           encode_kwargs={"batch_size": 32, "show_progress_bar": False})
+    return result.task_results[0].scores["test"][0]
+
+
+def test_late_answer_plain_model_truncates_chunked_mode_reads_it(late_data_dir: Path, minilm) -> None:
+    from complexir.long_docs import wrap_long_docs
+
+    plain = _evaluate(minilm, late_data_dir)
+    chunked = _evaluate(wrap_long_docs(minilm, "chunk"), late_data_dir)
+
+    # Every document is ~460 tokens; all-MiniLM-L6-v2 reads 254 of them (256 less [CLS] and [SEP]).
+    assert plain["model_tokens_per_input"] == 254
+    assert plain["docs_truncated_share"] == 1.0
+    assert 0.5 < plain["doc_token_share_seen"] < 0.6
+    assert plain["doc_token_share_seen"] == pytest.approx(254 / plain["doc_tokens_mean"], rel=0.03)
+    # The windows cover every token.
+    assert chunked["doc_token_share_seen"] == 1.0 and chunked["docs_truncated_share"] == 0.0
+    assert chunked["doc_tokens_mean"] == plain["doc_tokens_mean"]
+    # What the plain model read is the shared preamble only: it cannot tell the reports apart.
+    assert chunked["ndcg_at_10"] == pytest.approx(1.0)
+    assert plain["ndcg_at_10"] < chunked["ndcg_at_10"] - 0.2
