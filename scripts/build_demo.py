@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 # benchmark -> extra `complexir build` arguments for its demo
 DEMO_BUILD_ARGS: dict[str, list[str]] = {
-    "crumb": [],
+    "crumb": ["--subset", "clinical_trial", "legal_qa", "paper_retrieval", "--no-progress"],
     "irsc": [],
     "locov1": [],
     # the collections' text stands in as small local files (relative to the demo folder)
