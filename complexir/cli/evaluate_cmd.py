@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
                 f"coverage measures ({', '.join(coverage)}) need nugget ids: pass --nuggets so that the "
                 "qrels' iteration column is read as the nugget id"
             )
-        logger.info("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
+        logger.warning("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
         coverage = []
 
     ranking = rank_run(read_run(args.run))
