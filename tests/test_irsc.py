@@ -9,6 +9,7 @@ from pathlib import Path
 
 import datasets
 import mteb
+import pyarrow.parquet as pq
 import pytest
 
 from complexir.cli.main import main as complexir
@@ -281,31 +282,47 @@ def demo_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_demo_is_the_built_fixture(demo_data_dir: Path) -> None:
-    """The shipped demo is exactly what the loading script makes of the fixture, with every subset."""
+def test_demo_is_the_built_fixture(tmp_path: Path) -> None:
+    """The shipped demo is byte for byte what the loading script makes of the fixture, with every subset."""
     shipped = REPO / "complexir" / "demo" / "irsc"
-    built = demo_data_dir / "irsc"
+    built = build_irsc(DEMO_UPSTREAM, tmp_path / "irsc", progress=False)
     assert list_subsets(shipped) == list_subsets(built) and len(list_subsets(built)) == 20
-    for subset in list_subsets(built):
-        for kind in ("corpus", "queries", "qrels"):
-            assert rows(shipped, subset, kind) == rows(built, subset, kind), (subset, kind)
-    assert sum(len(rows(built, s, "corpus")) for s in list_subsets(built)) <= 100
-    corpus = datasets.load_dataset(str(built), "part-en-corpus", split="corpus")
+    files = sorted(p.relative_to(built) for p in built.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(shipped) for p in shipped.rglob("*.parquet"))
+    assert all((built / f).read_bytes() == (shipped / f).read_bytes() for f in files)
+    assert sum(pq.read_metadata(built / f).num_rows for f in files if f.name.startswith("corpus")) <= 100
+    corpus = datasets.load_dataset(str(shipped), "part-en-corpus", split="corpus")
     assert len(corpus) == 5  # two fragments of one paragraph: one document
 
 
-def test_run_end_to_end(demo_data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    """``complexir run --benchmark IRSC`` with the real model: every task, every setting, its own score."""
+@pytest.fixture(scope="module")
+def run_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir with three demo settings: IRSCQuery (en) and IRSCKeyword (zh, en-zh); the others absent."""
+    src = tmp_path_factory.mktemp("irsc_src")
+    (src / "keyword").mkdir()
+    for name in ("zh.jsonl", "en-zh.jsonl"):
+        (src / "keyword" / name).write_bytes((DEMO_UPSTREAM / "keyword" / name).read_bytes())
+    lines = (DEMO_UPSTREAM / "query.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    en = [line for line in lines if json.loads(line)["query_language"] == json.loads(line)["content_language"] == "en"]
+    (src / "query.jsonl").write_text("".join(en), encoding="utf-8")
+    out = tmp_path_factory.mktemp("irsc_data")
+    build_irsc(src, out / "irsc", progress=False)
+    return out
+
+
+def test_run_end_to_end(run_data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``complexir run --benchmark IRSC`` with the real model: the tasks and settings present, each scored."""
     out = tmp_path / "results"
-    code = complexir(["run", "--benchmark", "IRSC", "--data-dir", str(demo_data_dir), "--output", str(out)])
+    code = complexir(["run", "--benchmark", "IRSC", "--data-dir", str(run_data_dir), "--output", str(out)])
     assert code == 0
     printed = capsys.readouterr().out
-    for cls in TASKS:
-        assert cls.metadata.name in printed
-        (result_file,) = (out / "results").rglob(f"{cls.metadata.name}.json")
-        result = json.loads(result_file.read_text())
-        entries = result["scores"]["test"]
-        assert sorted(e["hf_subset"] for e in entries) == ["en", "en-zh", "zh", "zh-en"]
+    expected = {"IRSCQuery": ["en"], "IRSCKeyword": ["en-zh", "zh"]}
+    assert sorted(p.stem for p in (out / "results").rglob("IRSC*.json")) == sorted(expected)
+    for name, subsets in expected.items():
+        assert name in printed
+        (result_file,) = (out / "results").rglob(f"{name}.json")
+        entries = json.loads(result_file.read_text())["scores"]["test"]
+        assert sorted(e["hf_subset"] for e in entries) == subsets
         for e in entries:
             assert e["main_score"] == e["recall_at_10"]
             assert 0.0 < e["ndcg_at_10"] <= 1.0 and 0.0 < e["map_at_10"] <= 1.0
