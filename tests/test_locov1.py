@@ -17,6 +17,17 @@ FIXTURES = Path(__file__).parent / "fixtures" / "locov1"
 TINY = FIXTURES / "tiny_upstream"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def private_datasets_cache(tmp_path_factory: pytest.TempPathFactory):
+    """`datasets` caches a local folder by its name and config patterns, not its content: every folder named
+    ``locov1`` would share one cache (a rebuilt folder would be read stale). Give this module its own cache."""
+    import datasets
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_datasets_cache"))
+        yield
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return loco.build_locov1(str(TINY), tmp_path_factory.mktemp("loco") / "locov1", progress=False)
@@ -239,3 +250,27 @@ def test_late_answer_plain_model_truncates_chunked_mode_reads_it(late_data_dir: 
     # What the plain model read is the shared preamble only: it cannot tell the reports apart.
     assert chunked["ndcg_at_10"] == pytest.approx(1.0)
     assert plain["ndcg_at_10"] < chunked["ndcg_at_10"] - 0.2
+
+
+# -- the demo -------------------------------------------------------------------------------------------------
+DEMO = Path(__file__).resolve().parents[1] / "complexir" / "demo" / "locov1"
+
+
+def test_demo_is_the_build_of_its_upstream_files(tmp_path: Path) -> None:
+    """`python scripts/build_demo.py locov1` output is committed: it must equal a fresh build, byte for byte."""
+    fresh = loco.build_locov1(str(FIXTURES / "demo_upstream"), tmp_path / "locov1", progress=False)
+    files = sorted(p.relative_to(DEMO) for p in DEMO.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file())
+    for rel in files:
+        assert (DEMO / rel).read_bytes() == (fresh / rel).read_bytes(), f"{rel}: rerun scripts/build_demo.py locov1"
+
+
+def test_demo_documents_are_long_and_keep_the_qasper_quirk() -> None:
+    assert reader.list_subsets(DEMO) == ["gov_report", "qasper_abstract"]
+    for subset in ("gov_report", "qasper_abstract"):
+        corpus = _rows(DEMO, subset, "corpus")
+        assert all(len(r["text"].split()) > 1000 for r in corpus)
+    assert "qasper_abstract_Passage_1" not in {r["id"] for r in _rows(DEMO, "qasper_abstract", "corpus")}
+    assert "qasper_abstract_Query_1" not in {r["id"] for r in _rows(DEMO, "qasper_abstract", "queries")}
+    upstream = FIXTURES / "demo_upstream" / "LoCoV1-Documents" / "documents" / "qasper_abstract_test.jsonl"
+    assert json.loads(upstream.read_text().splitlines()[1])["passage"] is None
