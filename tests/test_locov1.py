@@ -17,15 +17,14 @@ FIXTURES = Path(__file__).parent / "fixtures" / "locov1"
 TINY = FIXTURES / "tiny_upstream"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def private_datasets_cache(tmp_path_factory: pytest.TempPathFactory):
+@pytest.fixture(autouse=True)
+def private_datasets_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """`datasets` caches a local folder by its name and config patterns, not its content: every folder named
-    ``locov1`` would share one cache (a rebuilt folder would be read stale). Give this module its own cache."""
+    ``locov1`` (tiny fixture, late-answer fixture, demo) would share one cache and be read stale. Each test
+    reads through a fresh cache."""
     import datasets
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_datasets_cache"))
-        yield
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path_factory.mktemp("hf_datasets_cache")))
 
 
 @pytest.fixture(scope="module")
