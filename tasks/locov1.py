@@ -8,7 +8,9 @@ scores
 * ``doc_token_share_seen``: mean over documents of (tokens the model encoded / tokens in the document),
   i.e. ``min(1, capacity / length)`` for a model that truncates;
 * ``docs_truncated_share``: the share of documents the model did not read to the end;
-* ``doc_tokens_mean`` and ``model_tokens_per_input`` (the capacity: max sequence length less special tokens).
+* ``doc_tokens_mean`` and ``model_tokens_per_input`` (the capacity: max sequence length less special tokens);
+* ``query_token_share_seen`` and ``queries_truncated_share``: the same for the queries, which some tasks make
+  long too (report summaries, abstracts) and which every mode encodes as one truncated input.
 
 A model wrapper that encodes more than one input per document (``complexir.long_docs``) reports what it
 really encoded through a ``doc_token_counts(texts)`` method; a plain SentenceTransformer-based model is
@@ -168,6 +170,17 @@ def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dic
 
 
 # -- the tasks ---------------------------------------------------------------------------------------------
+def query_share_scores(model: Any, queries: Any) -> dict[str, float]:
+    """``query_token_share_seen`` and ``queries_truncated_share``: queries are one input each, truncated."""
+    st_model = find_sentence_transformer(model)
+    if st_model is None or len(queries) == 0:
+        return {}
+    budget = TokenBudget(st_model)
+    seen, total = budget.truncated_counts(list(queries["text"]))
+    share = np.where(total > 0, seen / np.maximum(total, 1), 1.0)
+    return {"query_token_share_seen": float(share.mean()), "queries_truncated_share": float((seen < total).mean())}
+
+
 class LoCoV1Task(LayoutRetrievalTask):
     """A LoCoV1 task: MTEB retrieval over whole long documents, plus how much of them the model read."""
 
@@ -182,6 +195,7 @@ class LoCoV1Task(LayoutRetrievalTask):
                         self.metadata.name, kwargs.get("hf_subset"), 100 * share["doc_token_share_seen"],
                         100 * share["docs_truncated_share"])
         scores.update(share)
+        scores.update(query_share_scores(model, data_split["queries"]))
         return scores
 
 

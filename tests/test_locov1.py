@@ -246,6 +246,9 @@ def test_late_answer_plain_model_truncates_chunked_mode_reads_it(late_data_dir: 
     # The windows cover every token.
     assert chunked["doc_token_share_seen"] == 1.0 and chunked["docs_truncated_share"] == 0.0
     assert chunked["doc_tokens_mean"] == plain["doc_tokens_mean"]
+    # The short queries fit in one input, in both modes.
+    assert plain["query_token_share_seen"] == chunked["query_token_share_seen"] == 1.0
+    assert plain["queries_truncated_share"] == 0.0
     # What the plain model read is the shared preamble only: it cannot tell the reports apart.
     assert chunked["ndcg_at_10"] == pytest.approx(1.0)
     assert plain["ndcg_at_10"] < chunked["ndcg_at_10"] - 0.2

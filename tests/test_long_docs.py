@@ -166,3 +166,33 @@ def test_merge_top_k_keeps_best() -> None:
         best, ids = _merge_top_k(best, ids, all_scores[:, start:start + 7], np.arange(start, min(start + 7, 50)), 5)
     for qi in range(3):
         assert sorted(ids[qi].tolist()) == sorted(np.argsort(-all_scores[qi])[:5].tolist())
+
+
+def test_plain_model_token_shares(encoder) -> None:
+    """A truncating model reads min(1, 254 / length) of each text; counted with its own tokenizer."""
+    from complexir.tasks.locov1 import query_share_scores, token_share_scores
+
+    long_text, short_text = _doc(0, 80), "polar icebreakers"
+    n_long = len(MaxPSearchWrapper(encoder).budget.backend.encode(long_text, add_special_tokens=False))
+    assert n_long > 254
+    corpus = Dataset.from_dict({"id": ["a", "b"], "title": ["", ""], "text": [long_text, short_text]})
+    shares = token_share_scores(encoder, corpus, progress=False)
+    assert shares["doc_token_share_seen"] == pytest.approx((254 / n_long + 1.0) / 2)
+    assert shares["docs_truncated_share"] == 0.5
+    assert shares["model_tokens_per_input"] == 254
+    queries = Dataset.from_dict({"id": ["q"], "text": [long_text]})
+    assert query_share_scores(encoder, queries) == {"query_token_share_seen": pytest.approx(254 / n_long),
+                                                    "queries_truncated_share": 1.0}
+    chunked = token_share_scores(wrap_long_docs(encoder, "chunk"), corpus, progress=False)
+    assert chunked["doc_token_share_seen"] == 1.0 and chunked["docs_truncated_share"] == 0.0
+    assert token_share_scores(object(), corpus) == {}  # no tokenizer to be found: nothing made up
+
+
+def test_plain_model_really_reads_254_tokens(encoder, st_model) -> None:
+    """The truncation the shares assume is the model's: its embedding of a long text is that of its first 254
+    tokens, and differs from that of its first 253."""
+    text = _doc(1, 80)
+    offsets = MaxPSearchWrapper(encoder).budget.backend.encode(text, add_special_tokens=False).offsets
+    full, first254, first253 = st_model.encode([text, text[:offsets[253][1]], text[:offsets[252][1]]])
+    assert np.allclose(full, first254, atol=1e-5)
+    assert not np.allclose(full, first253, atol=1e-5)
