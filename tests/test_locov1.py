@@ -268,8 +268,8 @@ def test_demo_is_the_build_of_its_upstream_files(tmp_path: Path) -> None:
 
 
 def test_demo_documents_are_long_and_keep_the_qasper_quirk() -> None:
-    assert reader.list_subsets(DEMO) == ["gov_report", "qasper_abstract"]
-    for subset in ("gov_report", "qasper_abstract"):
+    assert reader.list_subsets(DEMO) == ["gov_report", "qasper_abstract", "stackoverflow"]
+    for subset in ("gov_report", "qasper_abstract", "stackoverflow"):
         corpus = _rows(DEMO, subset, "corpus")
         assert all(len(r["text"].split()) > 1000 for r in corpus)
     assert "qasper_abstract_Passage_1" not in {r["id"] for r in _rows(DEMO, "qasper_abstract", "corpus")}
