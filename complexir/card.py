@@ -83,8 +83,16 @@ def _notes(stats: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines) if lines else "- none"
 
 
-def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]]) -> dict:
-    """The card's YAML metadata. ``files`` maps config name → {split: data_files pattern}."""
+def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]],
+                 digests: dict[str, str] | None = None) -> dict:
+    """The card's YAML metadata. ``files`` maps config name → {split: data_files pattern}; ``digests`` maps
+    config name → the sha256 of its parquet files.
+
+    The digest goes into each config's ``description``. ``datasets`` keys its cache of a local folder on the
+    folder's name and the YAML configs, not on the files' content: without it, a folder rebuilt in place, or
+    another folder of the same name (a demo and a real build), would silently load the stale cached copy.
+    """
+    digests = digests or {}
     largest = max((st["documents"] for st in stats.values()), default=0)
     return {
         "pretty_name": info.pretty_name,
@@ -97,15 +105,20 @@ def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[s
         "source_datasets": [info.source],
         "citation": info.citation.strip(),
         "configs": [
-            {"config_name": name, "data_files": [{"split": s, "path": p} for s, p in splits.items()]}
+            {
+                "config_name": name,
+                "data_files": [{"split": s, "path": p} for s, p in splits.items()],
+                **({"description": f"{name}; content sha256 {digests[name]}"} if name in digests else {}),
+            }
             for name, splits in files.items()
         ],
     }
 
 
-def render(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]]) -> str:
+def render(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]],
+           digests: dict[str, str] | None = None) -> str:
     """The whole README.md of a benchmark folder."""
-    meta = yaml.safe_dump(front_matter(info, stats, files), sort_keys=False, allow_unicode=True, width=1000)
+    meta = yaml.safe_dump(front_matter(info, stats, files, digests), sort_keys=False, allow_unicode=True, width=1000)
     values = {
         "pretty_name": info.pretty_name,
         "license": info.license,

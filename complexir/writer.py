@@ -14,6 +14,7 @@ the whole folder validated, so an interrupted build never leaves a half dataset.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -60,6 +61,16 @@ def _optional_strings(row: Row, names: Iterable[str], what: str) -> None:
         value = row.get(name)
         if value is not None and not isinstance(value, str):
             raise LayoutError(f"{what}: column {name!r} must be a string or null, got {type(value).__name__}")
+
+
+def _digest(paths: list[Path]) -> str:
+    """sha256 over the bytes of ``paths`` (in order), first 16 hex digits."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 class _SubsetStats:
@@ -336,13 +347,16 @@ class BenchmarkWriter:
             if not self._subsets:
                 raise LayoutError("nothing was written")
             files: dict[str, dict[str, str]] = {}
+            digests: dict[str, str] = {}
             for subset, st in self._subsets.items():
                 if not st.splits:
                     raise LayoutError(f"subset {subset!r}: a corpus but no split")
                 for kind, splits in st.kinds.items():
                     name, patterns = cards.config_files(subset, kind, splits)
                     files[name] = patterns
-            readme = cards.render(self.card, self.stats(), files)
+                    digests[name] = _digest(sorted(p for pattern in patterns.values()
+                                                   for p in self._tmp.glob(pattern)))
+            readme = cards.render(self.card, self.stats(), files, digests)
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")
             validate_folder(self._tmp)
             self._replace_out_dir()

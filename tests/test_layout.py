@@ -192,3 +192,19 @@ def test_validate_cli(tmp_path, capsys):
     out = build(tmp_path / "out")
     assert main(["validate", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["drugs"]["documents"] == 3
+
+
+def test_rebuilt_or_same_named_folders_never_load_stale_data(tmp_path):
+    """datasets caches a local folder by its name and YAML configs: the content digest in each config's
+    description is what keeps a rebuild, or another folder of the same name, from loading stale rows."""
+    def texts(path):
+        return datasets.load_dataset(str(path), "drugs-corpus", split="corpus")["text"]
+
+    first = build(tmp_path / "toy")
+    assert texts(first)[0] == DOCS[0]["text"]
+    changed = [{**DOCS[0], "text": "Rebuilt: aspirin also thins the blood."}, *DOCS[1:]]
+    build(first, docs=changed, overwrite=True)
+    assert texts(first)[0] == "Rebuilt: aspirin also thins the blood."
+    other = build(tmp_path / "elsewhere" / "toy", docs=[{**DOCS[0], "text": "A third text."}, *DOCS[1:]])
+    assert texts(other)[0] == "A third text."
+    assert texts(first)[0] == "Rebuilt: aspirin also thins the blood."
