@@ -24,10 +24,10 @@ Conventions (ndeval 4.5):
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import methodcaller
 
 import numpy as np
 
@@ -46,31 +46,56 @@ _CHUNK_ELEMENTS = 4_000_000  # bound on topics x pool docs x nuggets held at onc
 
 
 @dataclass
-class _Topic:
-    rowmap: dict[str, int]  # positive doc -> row; rows ordered by doc id descending (ideal tie rule)
-    rows: list[int]  # (row, column) of every "doc contains nugget" pair
-    cols: np.ndarray
-    nrel_sub: np.ndarray  # per supported nugget (column): docs containing it
-    listed: int  # every nugget listed for the topic
+class _Pool:
+    """Every topic's "doc contains nugget" pairs at one rel level, as flat arrays (no per-item objects).
 
-    @property
-    def ndocs(self) -> int:
-        return len(self.rowmap)
+    Rows number each topic's positive docs by doc id descending (ndeval's ideal tie rule), columns its
+    supported nuggets in listing order. Ranked docs are given as (topic, rank, row) triples, only for
+    the ranked docs that contain some nugget; every other ranked doc has gain 0 whatever it is.
+    """
+
+    pair_topic: np.ndarray  # per pair: topic index, row, column
+    pair_row: np.ndarray
+    pair_col: np.ndarray
+    ndocs: np.ndarray  # per topic: positive docs, supported nuggets, listed nuggets
+    nsup: np.ndarray
+    listed: np.ndarray
+    nrel_sub: np.ndarray  # per supported nugget, topic after topic: docs containing it
+    sup_start: np.ndarray  # offsets of each topic's nuggets in nrel_sub
+    hit_topic: np.ndarray  # per ranked positive doc, in ranking order: topic index, 0-based rank, row
+    hit_rank: np.ndarray
+    hit_row: np.ndarray
 
 
-def _prepare_all(judgments: Mapping, qids: list, rel: int) -> list[_Topic]:
-    """Binarise every topic's judgments at ``rel`` in one pass (one numpy array for all labels)."""
-    nug_per_topic, docs_per_nug = [], []
-    for q in qids:
-        nuggets = judgments[q]
-        if not isinstance(nuggets, Mapping) or not all(isinstance(d, Mapping) for d in nuggets.values()):
-            raise TypeError(f"topic {q!r}: judgments must map nugget id -> doc id -> label")
-        nug_per_topic.append(len(nuggets))
-        docs_per_nug.extend(len(d) for d in nuggets.values())
-    total = sum(docs_per_nug)
-    every = [d for q in qids for d in judgments[q].values()]
+@dataclass
+class _Judged:
+    """All judgments flattened once: labels in nugget order, with the counts that split them."""
+
+    nuggets: list[Mapping]  # every nugget's doc -> label mapping, topic after topic
+    labels: np.ndarray  # float64, validated non-negative integers
+    docs_per_nugget: np.ndarray
+    nuggets_per_topic: np.ndarray
+
+
+def _all_mappings(values: Iterable) -> bool:
+    """Whether every value is a Mapping, checked once per distinct type (isinstance on an ABC is slow)."""
+    return all(issubclass(kind, Mapping) for kind in set(map(type, values)))
+
+
+def _read_judgments(judgments: Mapping, qids: list) -> _Judged:
+    """Flatten the nested dicts with C-level iteration (chain, fromiter): Python work is per nugget, not per label."""
+    topics = [judgments[q] for q in qids]
+    every = None
+    if _all_mappings(topics):
+        every = list(chain.from_iterable(map(methodcaller("values"), topics)))  # each nugget's doc -> label
+    if every is None or not _all_mappings(every):
+        for q, nuggets in zip(qids, topics, strict=True):  # name the offending topic
+            if not isinstance(nuggets, Mapping) or not _all_mappings(nuggets.values()):
+                raise TypeError(f"topic {q!r}: judgments must map nugget id -> doc id -> label")
+    docs_per_nugget = np.fromiter(map(len, every), np.int64, len(every))
+    total = int(docs_per_nugget.sum())
     try:
-        labels = np.fromiter(chain.from_iterable(d.values() for d in every), np.float64, total)
+        labels = np.fromiter(chain.from_iterable(map(methodcaller("values"), every)), np.float64, total)
         ok = total == 0 or bool(labels.min() >= 0 and not np.any(labels % 1))  # NaN/inf fail both
     except (TypeError, ValueError):
         ok = False
@@ -79,25 +104,72 @@ def _prepare_all(judgments: Mapping, qids: list, rel: int) -> list[_Topic]:
             for nid, docs in judgments[q].items():
                 check_labels(f"topic {q!r}, nugget {nid!r}", docs)
         raise ValueError("invalid labels in the judgments")  # pragma: no cover - check_labels raised
-    keep = labels >= rel
-    pos_docs = list(compress(chain.from_iterable(every), keep.tolist()))
-    nug_of = np.repeat(np.arange(len(docs_per_nug)), docs_per_nug)[keep]  # global nugget of each positive
-    support = np.bincount(nug_of, minlength=len(docs_per_nug))
+    return _Judged(
+        nuggets=every,
+        labels=labels,
+        docs_per_nugget=docs_per_nugget,
+        nuggets_per_topic=np.fromiter(map(len, topics), np.int64, len(topics)),
+    )
+
+
+def _index_within_runs(groups: np.ndarray) -> np.ndarray:
+    """Position of each element within its run of equal neighbours: [5, 5, 2, 2, 2] -> [0, 1, 0, 1, 2]."""
+    idx = np.arange(len(groups))
+    starts = np.ones(len(groups), dtype=bool)
+    starts[1:] = groups[1:] != groups[:-1]
+    return idx - np.maximum.accumulate(np.where(starts, idx, 0))
+
+
+def _build_pool(jd: _Judged, ranked_docs: list, ranked_lens: np.ndarray, rel: int) -> _Pool:
+    """Binarise at ``rel``; index every topic's pool and its ranked positive docs as flat arrays."""
+    ntop = len(jd.nuggets_per_topic)
+    nnug_all = len(jd.docs_per_nugget)
+    keep = jd.labels >= rel
+    pos_docs = list(compress(chain.from_iterable(jd.nuggets), keep.tolist()))  # doc ids, in label order
+    nug_of = np.repeat(np.arange(nnug_all), jd.docs_per_nugget)[keep]  # global nugget of each positive
+    topic_of_nug = np.repeat(np.arange(ntop), jd.nuggets_per_topic)
+    pair_topic = topic_of_nug[nug_of]
+
+    # columns: supported nuggets (at least one positive doc) numbered per topic in listing order
+    support = np.bincount(nug_of, minlength=nnug_all)
     supported = support > 0
     sup_rank = np.cumsum(supported) - 1  # index among supported nuggets, over all topics
-    nug_start = np.concatenate(([0], np.cumsum(nug_per_topic))).astype(np.int64)
+    nug_start = np.concatenate(([0], np.cumsum(jd.nuggets_per_topic))).astype(np.int64)
     sup_start = np.concatenate(([0], np.cumsum(supported)))[nug_start]
-    pos_start = np.concatenate(([0], np.cumsum(support)))[nug_start].tolist()
-    local_col = sup_rank[nug_of]
-    topics = []
-    for i in range(len(qids)):
-        lo, hi = pos_start[i], pos_start[i + 1]
-        docs = pos_docs[lo:hi]
-        rowmap = {d: r for r, d in enumerate(sorted(set(docs), reverse=True))}
-        cols = local_col[lo:hi] - sup_start[i]
-        nrel = support[nug_start[i] : nug_start[i + 1]]
-        topics.append(_Topic(rowmap, [rowmap[d] for d in docs], cols, nrel[nrel > 0], nug_per_topic[i]))
-    return topics
+    pair_col = sup_rank[nug_of] - sup_start[pair_topic]
+
+    # rows: each topic's positive docs sorted by id descending (ndeval's ideal tie rule). Python sorts
+    # and hashes these short per-topic lists (str hashes are cached) as fast as numpy sorts one long
+    # string array, and needs no special case for ids numpy cannot hold.
+    pos_bounds = np.searchsorted(pair_topic, np.arange(ntop + 1)).tolist()  # pairs go topic by topic
+    ranked_bounds = np.concatenate(([0], np.cumsum(ranked_lens))).tolist()
+    rows: list[int] = []
+    hit_rows: list[int] = []
+    ndocs: list[int] = []
+    for t in range(ntop):
+        docs = pos_docs[pos_bounds[t] : pos_bounds[t + 1]]
+        order = sorted(set(docs), reverse=True)
+        row_of = dict(zip(order, range(len(order)), strict=True))
+        rows.extend(map(row_of.__getitem__, docs))
+        hit_rows.extend(map(row_of.get, ranked_docs[ranked_bounds[t] : ranked_bounds[t + 1]], repeat(-1)))
+        ndocs.append(len(order))
+    pair_row = np.array(rows, dtype=np.int64)
+    ranked_row = np.array(hit_rows, dtype=np.int64)
+    ranked_topic = np.repeat(np.arange(ntop), ranked_lens)
+    hit = ranked_row >= 0
+    return _Pool(
+        pair_topic=pair_topic,
+        pair_row=pair_row,
+        pair_col=pair_col,
+        ndocs=np.array(ndocs, dtype=np.int64),
+        nsup=np.diff(sup_start),
+        listed=jd.nuggets_per_topic,
+        nrel_sub=support[supported],
+        sup_start=sup_start,
+        hit_topic=ranked_topic[hit],
+        hit_rank=_index_within_runs(ranked_topic)[hit],
+        hit_row=ranked_row[hit],
+    )
 
 
 def _powers(base: float, n: int) -> np.ndarray:
@@ -105,43 +177,38 @@ def _powers(base: float, n: int) -> np.ndarray:
     return np.cumprod(np.concatenate(([1.0], np.full(n, base))))
 
 
-def _exact_sums(base: float, steps: int) -> bool:
-    """True when sums of base**c (c < steps) are exact in any order: base 0, 1 or 2**-j with j*steps < 53."""
-    if base in (0.0, 1.0):
-        return True
-    mantissa, exponent = math.frexp(base)
-    return mantissa == 0.5 and (1 - exponent) * steps < 53
+def _greedy_ideal(
+    pt: np.ndarray, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], avail: np.ndarray, steps: int, base: float
+) -> np.ndarray:
+    """Gains of the greedy ideal ranking, (topics, steps).
 
-
-def _greedy_ideal(pt: np.ndarray, avail: np.ndarray, steps: int, wpow: np.ndarray) -> np.ndarray:
-    """Gains of the greedy ideal ranking, (topics, steps). ``pt`` is (topics, nuggets, docs) float.
-
-    Rows are sorted by doc id descending, so argmax (first maximum) resolves ties to the larger id.
-    Scores are summed nugget by nugget, in order, as ndeval does, so exact ties stay exact.
+    ``pt`` is the (topics, nuggets, docs) incidence, ``pairs`` its non-zeros as (topic, nugget, doc)
+    arrays, in nugget order within each doc. Rows are sorted by doc id descending, so argmax (first
+    maximum) resolves ties to the larger id. A nugget's weight base**c is multiplied up one factor per
+    covering pick, the same products as ndeval's power table, and each doc's score is summed over its
+    nuggets in order (``np.bincount`` adds in input order), as ndeval does: ties stay exact ties.
+    Summing over the non-zeros only also skips the ~90% of the dense incidence that is zero.
     """
     ntop, nnug, ndoc = pt.shape
+    pair_t, pair_c, pair_r = pairs
+    weight_slot = pair_t * nnug + pair_c
+    score_slot = pair_t * ndoc + pair_r
     gains = np.zeros((ntop, steps))
-    counts = np.zeros((ntop, nnug), dtype=np.int64)
-    avail = avail.copy()
+    weight = np.ones((ntop, nnug))
+    blocked = np.where(avail, 0.0, -np.inf)  # added to every score: picked and padding docs never win
     ar = np.arange(ntop)
-    exact = _exact_sums(float(wpow[1]) if len(wpow) > 1 else 1.0, min(steps, ndoc) + 1)
     for step in range(min(steps, ndoc)):
-        wv = wpow[counts]
-        if exact:  # every partial sum is exact: a batched mat-vec gives ndeval's numbers bit for bit
-            score = np.matmul(wv[:, None, :], pt)[:, 0, :]
-        else:  # sum nugget by nugget, in ndeval's order, so float ties resolve as ndeval's do
-            score = np.zeros((ntop, ndoc))
-            for s in range(nnug):
-                score += pt[:, s, :] * wv[:, s : s + 1]
-        score[~avail] = -1.0
+        score = np.bincount(score_slot, weights=weight.ravel()[weight_slot], minlength=ntop * ndoc)
+        score = score.reshape(ntop, ndoc) + blocked
         pick = score.argmax(axis=1)
         best = score[ar, pick]
-        ok = best >= 0
-        gains[:, step] = np.where(ok, best, 0.0)
-        avail[ar[ok], pick[ok]] = False
-        counts[ok] += pt[ar[ok], :, pick[ok]].astype(np.int64)
-        if not avail.any():
+        ok = best >= 0  # -inf: the topic has no doc left
+        if not ok.any():
             break
+        gains[:, step] = np.where(ok, best, 0.0)
+        blocked[ar, pick] = -np.inf
+        covered = (pt[ar, :, pick] > 0) & ok[:, None]
+        weight = np.where(covered, weight * base, weight)
     return gains
 
 
@@ -192,69 +259,68 @@ def coverage_per_query(
     depth = None if full else max(m.cutoff or 1 for m in parsed)
     ranked = dedupe_rankings(rankings, qids, depth)
 
-    results: dict[str, dict[str, float]] = {m.name: {} for m in parsed}
     by_rel: dict[int, list[Measure]] = {}
     for m in parsed:
         by_rel.setdefault(int(m.params.get("rel", rel_level)), []).append(m)
 
+    jd = _read_judgments(judgments, qids)
+    ranked_lists = [ranked[q] for q in qids]
+    ranked_docs = list(chain.from_iterable(ranked_lists))
+    ranked_lens = np.fromiter(map(len, ranked_lists), np.int64, len(qids))
+    values = {m.name: np.zeros(len(qids)) for m in parsed}
     for rel, group in by_rel.items():
-        topics = _prepare_all(judgments, qids, rel)
-        empty = [q for q, t in zip(qids, topics, strict=True) if not len(t.nrel_sub)]
+        pool = _build_pool(jd, ranked_docs, ranked_lens, rel)
+        empty = np.flatnonzero(pool.nsup == 0).tolist()
         if empty:
             logger.warning(
                 "%d topic(s) have no document containing any nugget at rel >= %d (e.g. %s); they score 0",
-                len(empty), rel, ", ".join(map(repr, empty[:5])),
+                len(empty), rel, ", ".join(repr(qids[i]) for i in empty[:5]),
             )
-        width = max((len(t.nrel_sub) for t in topics), default=0)
-        for idx in _chunks([t.ndocs for t in topics], width):
-            values = _score_chunk(
-                [topics[i] for i in idx], [ranked[qids[i]] for i in idx], group, alpha, denominator
-            )
-            for name, vec in values.items():
-                for i, v in zip(idx, vec.tolist(), strict=True):
-                    results[name][qids[i]] = v
+        width = int(pool.nsup.max(initial=0))
+        for idx in _chunks(pool.ndocs.tolist(), width):
+            chunk = np.array(idx, dtype=np.int64)
+            for name, vec in _score_chunk(pool, chunk, group, alpha, denominator).items():
+                values[name][chunk] = vec
     # keep the judgments' topic order in every result
-    return {name: {q: per[q] for q in qids} for name, per in results.items()}
+    return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}
 
 
 def _score_chunk(
-    topics: list[_Topic], docs_lists: list[list[str]], group: list[Measure], default_alpha: float,
-    denominator: str,
+    pool: _Pool, chunk: np.ndarray, group: list[Measure], default_alpha: float, denominator: str
 ) -> dict[str, np.ndarray]:
-    ntop = len(topics)
-    ndoc = max((t.ndocs for t in topics), default=0)
-    nnug = max((len(t.nrel_sub) for t in topics), default=0)
+    """Scores of the topics ``chunk`` (indices into the pool's topics), in that order."""
+    ntop = len(chunk)
+    local = np.full(len(pool.ndocs), -1, dtype=np.int64)  # topic index -> position in the chunk
+    local[chunk] = np.arange(ntop)
+    ndocs = pool.ndocs[chunk]
+    nn = pool.nsup[chunk]
+    ndoc = int(ndocs.max(initial=0))
+    nnug = int(nn.max(initial=0))
     # pool: (topics, nuggets, docs + 1) with an all-zero last doc column for padding
     pt = np.zeros((ntop, max(nnug, 1), ndoc + 1), dtype=np.float64)
-    counts = [len(t.rows) for t in topics]
-    if sum(counts):
-        tix = np.repeat(np.arange(ntop), counts)
-        cols = np.concatenate([t.cols for t in topics], dtype=np.int64, casting="unsafe")
-        rows = np.concatenate([t.rows for t in topics], dtype=np.int64, casting="unsafe")
-        pt[tix, cols, rows] = 1.0
-    avail = np.arange(ndoc)[None, :] < np.array([t.ndocs for t in topics])[:, None]
+    pair_t = local[pool.pair_topic]
+    mine = pair_t >= 0
+    pairs = (pair_t[mine], pool.pair_col[mine], pool.pair_row[mine])  # still in nugget order per doc
+    pt[pairs] = 1.0
+    avail = np.arange(ndoc)[None, :] < ndocs[:, None]
     nrel_sub = np.zeros((ntop, max(nnug, 1)))
-    nn = [len(t.nrel_sub) for t in topics]
-    if sum(nn):
-        nrel_sub[np.repeat(np.arange(ntop), nn), np.concatenate([np.arange(n) for n in nn])] = np.concatenate(
-            [t.nrel_sub for t in topics], dtype=np.float64, casting="unsafe"
-        )
-    actual = np.array(nn, dtype=np.float64)
-    listed = np.array([t.listed for t in topics], dtype=np.float64)
-    pos_lists: list[list[int]] = []
-    row_lists: list[list[int]] = []
-    for t, docs in zip(topics, docs_lists, strict=True):
-        get = t.rowmap.get
-        rows = [get(doc) for doc in docs]
-        pos_lists.append([p for p, r in enumerate(rows) if r is not None])
-        row_lists.append([r for r in rows if r is not None])
-    rmax = max((len(p) for p in pos_lists), default=0)
+    nug_t = np.repeat(np.arange(ntop), nn)
+    nug_j = _index_within_runs(nug_t)  # column of each of the chunk's nuggets within its topic
+    nrel_sub[nug_t, nug_j] = pool.nrel_sub[np.repeat(pool.sup_start[chunk], nn) + nug_j]
+    actual = nn.astype(np.float64)
+    listed = pool.listed[chunk].astype(np.float64)
+    # ranked positive docs as (topics, hits) matrices: rank (padded with a huge value) and row (padded
+    # with the all-zero doc column); hits stay in ranking order within each topic
+    hit_t = local[pool.hit_topic]
+    sel = hit_t >= 0
+    hit_t = hit_t[sel]
+    slot = _index_within_runs(hit_t)  # a topic's hits are contiguous: the flat arrays go topic by topic
+    rmax = int(np.bincount(hit_t, minlength=ntop).max(initial=0))
     big = 1 << 40
     rpos = np.full((ntop, max(rmax, 1)), big, dtype=np.int64)
     rrow = np.full((ntop, max(rmax, 1)), ndoc, dtype=np.int64)
-    for i, (p, r) in enumerate(zip(pos_lists, row_lists, strict=True)):
-        rpos[i, : len(p)] = p
-        rrow[i, : len(r)] = r
+    rpos[hit_t, slot] = pool.hit_rank[sel]
+    rrow[hit_t, slot] = pool.hit_row[sel]
     run = pt[np.arange(ntop)[:, None], :, rrow]  # (topics, relevant retrieved, nuggets)
     valid = rpos < big
     rpos_c = np.where(valid, rpos, 0)
@@ -287,7 +353,7 @@ def _score_chunk(
             if pool_docs is None:
                 have = np.zeros((ntop, steps))
             else:
-                have = _greedy_ideal(pool_docs, avail, steps, wpow(a))
+                have = _greedy_ideal(pool_docs, pairs, avail, steps, 1.0 - a)
             ideal_cache[a] = have
         return have[:, :steps]
 
