@@ -8,6 +8,7 @@ built with that benchmark's own loading script, so the demo is exactly what a re
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -26,8 +27,10 @@ DEMO_BUILD_ARGS: dict[str, list[str]] = {
 
 
 def build(benchmark: str) -> int:
-    source = REPO / "tests" / "fixtures" / benchmark / "demo_upstream"
-    out = REPO / "complexir" / "demo" / benchmark
+    # relative paths from the repository root: the cards record the source, and it must not be this machine's
+    os.chdir(REPO)
+    source = Path("tests") / "fixtures" / benchmark / "demo_upstream"
+    out = Path("complexir") / "demo" / benchmark
     return complexir(["build", benchmark, "--source", str(source), "--out", str(out), "--overwrite",
                       *DEMO_BUILD_ARGS[benchmark]])
 

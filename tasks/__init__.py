@@ -16,6 +16,7 @@ BENCHMARK_MODULES = ("crumb", "irsc", "locov1", "coveragebench")
 
 TASKS: list[type[LayoutRetrievalTask]] = []
 BENCHMARKS: list[mteb.Benchmark] = []
+BENCHMARK_OF: dict[str, str] = {}  # task name → benchmark name
 for _name in BENCHMARK_MODULES:
     try:
         _module = import_module(f"{__name__}.{_name}")
@@ -25,9 +26,13 @@ for _name in BENCHMARK_MODULES:
         continue
     TASKS.extend(_module.TASKS)
     BENCHMARKS.append(_module.BENCHMARK)
+    # every task of a benchmark's module belongs to it, variants (full-document, rerank) included
+    BENCHMARK_OF.update({cls.metadata.name: _module.BENCHMARK.name for cls in _module.TASKS})
     globals().update({cls.__name__: cls for cls in _module.TASKS})
 
 TASKS_BY_NAME = {cls.metadata.name: cls for cls in TASKS}
 BENCHMARKS_BY_NAME = {b.name: b for b in BENCHMARKS}
 
-__all__ = ["BENCHMARKS", "BENCHMARKS_BY_NAME", "DATA_DIR_ENV", "TASKS", "TASKS_BY_NAME", "LayoutRetrievalTask"]
+__all__ = [
+    "BENCHMARK_OF", "BENCHMARKS", "BENCHMARKS_BY_NAME", "DATA_DIR_ENV", "TASKS", "TASKS_BY_NAME", "LayoutRetrievalTask",
+]

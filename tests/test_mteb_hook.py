@@ -151,6 +151,7 @@ def test_missing_registry_fails_loudly(monkeypatch):
     with pytest.raises(mteb_hook.MtebHookError, match=r"mteb\.get_tasks\._TASKS_REGISTRY does not exist"):
         mteb_hook.add_to_mteb([], [])
     monkeypatch.setenv(mteb_hook.ENV_SWITCH, "on")
+    monkeypatch.setattr(mteb_hook, "_registered", False)  # the installed .pth registered us at start-up
     with pytest.warns(mteb_hook.MtebHookWarning, match="_TASKS_REGISTRY does not exist"):
         mteb_hook._after_provider(sys.modules["complexir.tasks"])  # the hook's own guarded callback
 

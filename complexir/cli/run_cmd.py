@@ -75,7 +75,7 @@ def resolve_data_dir(arg: str | None) -> Path | None:
 def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir: Path | None,
                  splits: list[str]) -> list[Any]:
     """Task instances to run, restricted to those whose data exists when reading a local folder."""
-    from complexir.tasks import BENCHMARKS_BY_NAME, TASKS, TASKS_BY_NAME
+    from complexir.tasks import BENCHMARK_OF, BENCHMARKS_BY_NAME, TASKS, TASKS_BY_NAME
 
     if names:
         unknown = [n for n in names if n not in TASKS_BY_NAME]
@@ -89,8 +89,8 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir
         unknown = [b for b in benchmarks if b.lower() not in lower]
         if unknown:
             raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS_BY_NAME)}")
-        wanted = {type(t).__name__ for b in benchmarks for t in BENCHMARKS_BY_NAME[lower[b.lower()]].tasks}
-        classes = [c for c in classes if c.__name__ in wanted]
+        wanted = {lower[b.lower()] for b in benchmarks}
+        classes = [c for c in classes if BENCHMARK_OF[c.metadata.name] in wanted]
     tasks = []
     for cls in classes:
         task = cls()
@@ -108,15 +108,6 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir
     if not tasks:
         raise ValueError(f"no task to run (benchmarks={benchmarks}, tasks={names}, data dir={data_dir})")
     return tasks
-
-
-def benchmark_of(task: Any) -> str:
-    from complexir.tasks import BENCHMARKS
-
-    for bench in BENCHMARKS:
-        if any(type(t) is type(task) for t in bench.tasks):
-            return bench.name
-    return "-"
 
 
 def write_per_query(output: Path, meta: Any, tasks: list[Any]) -> None:
@@ -163,14 +154,14 @@ def run(args: argparse.Namespace) -> int:
     logger.info("running %d task(s) from %s", len(tasks), data_dir or "the Hub")
 
     base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name)
-    counter = EncodeCounter(base)
+    counter = EncodeCounter(base)  # under the cache: counts only what is really encoded
     model: Any = counter
-    if args.long_docs != "none":
+    if args.cache:
+        model = CachedEmbeddingWrapper(counter, cache_path=Path(args.cache))
+    if args.long_docs != "none":  # windows are plain texts, so the cache serves them too
         from complexir.long_docs import wrap_long_docs
 
-        model = wrap_long_docs(counter, args.long_docs)
-    elif args.cache:
-        model = CachedEmbeddingWrapper(counter, cache_path=Path(args.cache))
+        model = wrap_long_docs(model, args.long_docs)
 
     output = Path(args.output)
     result = mteb.evaluate(
@@ -180,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     meta = counter.mteb_model_meta
     write_per_query(output, meta, tasks)
 
+    from complexir.tasks import BENCHMARK_OF
+
     rows = []
     by_name = {t.metadata.name: t for t in tasks}
     for task_result in result.task_results:
@@ -187,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         for split, entries in task_result.scores.items():
             for scores in entries:
                 rows.append({
-                    "benchmark": benchmark_of(task), "task": task_result.task_name,
+                    "benchmark": BENCHMARK_OF[task_result.task_name], "task": task_result.task_name,
                     "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
                     "main_name": task.metadata.main_score,
                     "docs_per_second": counter.docs_per_second(task_result.task_name),
