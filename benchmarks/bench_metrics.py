@@ -2,17 +2,20 @@
 
     python benchmarks/bench_metrics.py [--topics 1000] [--docs 1000] [--nuggets 20] [--pool 100] [--repeat 5]
 
-Every timed call starts from the same Python inputs and does its whole job, conversion included:
+Every timed call starts from the same Python inputs and does its whole job, conversion included. The
+headline rows all start from the same scored run, the input the reference tools take:
 
-- judgments ``{topic: {nugget: {doc: label}}}``, qrels ``{query: {doc: label}}``, a scored run
-  ``{query: {doc: score}}`` (random float scores, so no ties) and the rankings ``rank_run(run)``.
-- complexir: ``coverage_per_query`` / ``adhoc_per_query`` on those dicts (no state kept between calls);
-  the "scored run" rows add ``rank_run(run)``.
+- judgments ``{topic: {nugget: {doc: label}}}``, qrels ``{query: {doc: label}}`` and a scored run
+  ``{query: {doc: score}}`` (random float scores, so no ties and every tool's tie rule agrees).
+- complexir: ``rank_run(run, depth=max_depth(measures))`` (only the top k of each query is ordered),
+  then ``coverage_per_query`` / ``adhoc_per_query`` (no state kept between calls).
 - ir_measures (pyndeval provider): building its ``Qrel`` list from the judgments (it needs the nugget in
-  the iteration field) and its run (a dict with distinct scores from the rankings, or the scored run
-  dict as is; it sorts either itself), then ``iter_calc`` to the end.
-- pyndeval directly: building its qrel and run tuples, the evaluator, ``evaluate``.
+  the iteration field), then ``iter_calc`` on the scored run dict as is, to the end.
+- pyndeval directly: building its qrel and run tuples from the dicts, the evaluator, ``evaluate``.
 - pytrec_eval: evaluator from the qrels dict, ``evaluate`` on the scored run dict (its native input).
+
+Secondary rows: complexir with the rankings given (``rank_run(run)`` done beforehand), and
+``rank_run`` alone, full and at depth k.
 
 The machine may be shared, so the candidates are timed round-robin (one of each per repetition, so a
 load change hits all of them) and the median of the repetitions is reported; the ratios matter, the
@@ -30,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from complexir.metrics import adhoc_per_query, coverage_per_query, rank_run
+from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, rank_run
 
 
 def round_robin(cases: dict[str, Callable[[], object]], repeat: int) -> tuple[dict[str, float], dict[str, object]]:
@@ -76,85 +79,88 @@ def main(argv=None) -> int:
     print(f"data: {args.topics} topics x {args.docs} ranked docs x {args.nuggets} nuggets, "
           f"{args.pool} judged docs per topic; median of {args.repeat} round-robin rounds")
 
+    # ---- rank_run alone ---------------------------------------------------------------------------
+    rank_cases = {"rank_run(run), full rankings": lambda: rank_run(run)}
+    for k in (20, 100):
+        rank_cases[f"rank_run(run, depth={k})"] = lambda k=k: rank_run(run, depth=k)
+    med_r, res_r = round_robin(rank_cases, args.repeat)
+    for k in (20, 100):
+        assert res_r[f"rank_run(run, depth={k})"] == {q: r[:k] for q, r in rankings.items()}
+    print(f"\nrank_run ({args.docs} docs per query)")
+    for name, sec in med_r.items():
+        print(f"  {name:70s} {sec:8.3f} s")
+
     # ---- coverage ---------------------------------------------------------------------------------
     import ir_measures
     import pyndeval
 
     cov_names = ["alpha_nDCG@20", "StRecall@20"]
+    cov_depth = max_depth(cov_names)
     irm_measures = [ir_measures.parse_measure(n) for n in cov_names]
 
-    def irm_qrels():
-        return [ir_measures.Qrel(t, d, lab, n) for t, ns in judgments.items() for n, ds in ns.items()
-                for d, lab in ds.items()]
-
-    def irm_given_rankings():
-        # distinct descending scores reproduce our rankings exactly (pyndeval's own tie rule never applies);
-        # a dict of dicts is the cheapest run form to build for ir_measures (ScoredDoc rows are slower)
-        irm_run = {t: {d: float(len(ds) - i) for i, d in enumerate(ds)} for t, ds in rankings.items()}
-        return list(ir_measures.iter_calc(irm_measures, irm_qrels(), irm_run))
-
     def irm_scored_run():
-        return list(ir_measures.iter_calc(irm_measures, irm_qrels(), run))
+        irm_qrels = [ir_measures.Qrel(t, d, lab, n) for t, ns in judgments.items() for n, ds in ns.items()
+                     for d, lab in ds.items()]
+        return list(ir_measures.iter_calc(irm_measures, irm_qrels, run))
 
-    def pyndeval_given_rankings():
+    def pyndeval_scored_run():
         sub_qrels = [(t, n, d, lab) for t, ns in judgments.items() for n, ds in ns.items() for d, lab in ds.items()]
-        ref_run = [(t, d, float(len(ds) - i)) for t, ds in rankings.items() for i, d in enumerate(ds)]
+        ref_run = [(t, d, score) for t, ds in run.items() for d, score in ds.items()]
         return pyndeval.RelevanceEvaluator(sub_qrels, ["alpha-nDCG@20", "strec@20"]).evaluate(ref_run)
 
     cov_cases = {
-        "complexir coverage_per_query, rankings given": lambda: coverage_per_query(judgments, rankings, cov_names),
-        "complexir rank_run + coverage_per_query, scored run": lambda: coverage_per_query(
-            judgments, rank_run(run), cov_names
+        f"complexir rank_run(depth={cov_depth}) + coverage_per_query": lambda: coverage_per_query(
+            judgments, rank_run(run, depth=cov_depth), cov_names
         ),
-        "ir_measures, rankings given (Qrel + run dict conversion + iter_calc)": irm_given_rankings,
-        "ir_measures, scored run dict (Qrel conversion + iter_calc)": irm_scored_run,
-        "pyndeval directly, rankings given (tuple conversion + evaluate)": pyndeval_given_rankings,
+        "ir_measures (Qrel conversion + iter_calc on the run dict)": irm_scored_run,
+        "pyndeval directly (tuple conversion + evaluate)": pyndeval_scored_run,
+        "complexir coverage_per_query, rankings given": lambda: coverage_per_query(judgments, rankings, cov_names),
     }
     med, res = round_robin(cov_cases, args.repeat)
-    (ours_name, ours_run_name, irm_name, irm_run_name, pnd_name) = cov_cases
+    ours_name, irm_name, pnd_name, given_name = cov_cases
     ours = res[ours_name]
-    assert ours == res[ours_run_name]
-    diffs = {}
-    for name in (irm_name, irm_run_name):
-        diffs[name] = max(abs(ours[str(r.measure)][r.query_id] - r.value) for r in res[name])
+    assert ours == res[given_name]
+    diffs = {irm_name: max(abs(ours[str(r.measure)][r.query_id] - r.value) for r in res[irm_name])}
     ref = res[pnd_name]
     diffs[pnd_name] = max(
         max(abs(ours["alpha_nDCG@20"][t] - ref[t]["alpha-nDCG@20"]), abs(ours["StRecall@20"][t] - ref[t]["strec@20"]))
         for t in ref
     )
-    print("\nalpha_nDCG@20 + StRecall@20")
+    print("\nalpha_nDCG@20 + StRecall@20, from the scored run")
     for name, sec in med.items():
         note = f"   max |diff| {diffs[name]:.1e}" if name in diffs else ""
         print(f"  {name:70s} {sec:8.3f} s{note}")
-    print(f"  speed-up, rankings given: {med[irm_name] / med[ours_name]:6.1f}x vs ir_measures, "
-          f"{med[pnd_name] / med[ours_name]:6.1f}x vs pyndeval")
-    print(f"  speed-up, scored run:     {med[irm_run_name] / med[ours_run_name]:6.1f}x vs ir_measures")
+    print(f"  speed-up from the scored run: {med[irm_name] / med[ours_name]:5.1f}x vs ir_measures, "
+          f"{med[pnd_name] / med[ours_name]:5.1f}x vs pyndeval")
 
     # ---- ad hoc -----------------------------------------------------------------------------------
     import pytrec_eval
 
     adhoc_names = ["nDCG@10", "R@100", "AP@10"]
+    adhoc_depth = max_depth(adhoc_names)
 
     def run_trec():
         ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100", "map_cut.10"})
         return ev.evaluate(run)
 
     adhoc_cases = {
-        "complexir rank_run + adhoc_per_query, scored run": lambda: adhoc_per_query(qrels, rank_run(run), adhoc_names),
+        f"complexir rank_run(depth={adhoc_depth}) + adhoc_per_query": lambda: adhoc_per_query(
+            qrels, rank_run(run, depth=adhoc_depth), adhoc_names
+        ),
+        "pytrec_eval (evaluator + evaluate on the run dict)": run_trec,
         "complexir adhoc_per_query, rankings given": lambda: adhoc_per_query(qrels, rankings, adhoc_names),
-        "pytrec_eval, scored run dict (evaluator + evaluate)": run_trec,
     }
     med_a, res_a = round_robin(adhoc_cases, args.repeat)
-    a_run_name, a_given_name, trec_name = adhoc_cases
+    a_run_name, trec_name, a_given_name = adhoc_cases
     ours_a, ref_a = res_a[a_run_name], res_a[trec_name]
+    assert ours_a == res_a[a_given_name]
     tnames = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP@10": "map_cut_10"}
     diff_a = max(abs(ours_a[n][q] - ref_a[q][tn]) for n, tn in tnames.items() for q in ref_a)
-    print("\nnDCG@10 + R@100 + AP@10")
+    print("\nnDCG@10 + R@100 + AP@10, from the scored run")
     for name, sec in med_a.items():
         note = f"   max |diff| {diff_a:.1e}" if name == trec_name else ""
         print(f"  {name:70s} {sec:8.3f} s{note}")
-    print(f"  speed-up vs pytrec_eval: {med_a[trec_name] / med_a[a_run_name]:5.1f}x (same scored run), "
-          f"{med_a[trec_name] / med_a[a_given_name]:5.1f}x with rankings given")
+    print(f"  speed-up from the scored run: {med_a[trec_name] / med_a[a_run_name]:5.1f}x vs pytrec_eval")
     return 0 if max(*diffs.values(), diff_a) <= 1e-12 else 1
 
 

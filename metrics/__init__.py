@@ -5,7 +5,7 @@ Ground floor of the package: imports numpy and the standard library only.
 
 from .adhoc import DEFAULT_ADHOC_MEASURES, adhoc_per_query, mean_scores
 from .coverage import DEFAULT_COVERAGE_MEASURES, coverage_per_query
-from .measures import Measure, parse_measure
+from .measures import Measure, max_depth, parse_measure
 from .ranking import rank_run
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "Measure",
     "adhoc_per_query",
     "coverage_per_query",
+    "max_depth",
     "mean_scores",
     "parse_measure",
     "rank_run",

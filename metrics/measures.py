@@ -7,9 +7,10 @@ unknown or malformed name fails early with a message that lists what is accepted
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["ADHOC_MEASURES", "COVERAGE_MEASURES", "Measure", "parse_measure"]
+__all__ = ["ADHOC_MEASURES", "COVERAGE_MEASURES", "Measure", "max_depth", "parse_measure"]
 
 # family -> (cutoff: "required" | "optional" | "none", allowed parameters)
 ADHOC_MEASURES: dict[str, tuple[str, frozenset[str]]] = {
@@ -85,3 +86,15 @@ def parse_measure(name: str) -> Measure:
             except ValueError:
                 raise ValueError(f"measure {name!r}: parameter {key} must be a number, got {value!r}") from None
     return Measure(name=text, family=family, kind=kind, cutoff=cutoff, params=params)
+
+
+def max_depth(measures: Iterable[str | Measure]) -> int | None:
+    """How much of each ranking the measures read: the largest cutoff, or None (the whole ranking) when
+    any measure has no cutoff (``AP``, ``nDCG``, ``AP_IA``, ``NRBP``, ...). Pass it to ``rank_run(run, depth=...)``.
+    """
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    cutoffs = [(m if isinstance(m, Measure) else parse_measure(m)).cutoff for m in measures]
+    if not cutoffs or any(c is None for c in cutoffs):
+        return None
+    return max(cutoffs)

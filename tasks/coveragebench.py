@@ -23,7 +23,9 @@ import mteb
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 
-from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, rank_run
+from complexir.benchmarks import COVERAGEBENCH_CITATION as CITATION
+from complexir.benchmarks import COVERAGEBENCH_REFERENCE as REFERENCE
+from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, rank_run
 from complexir.reader import load, nugget_judgments
 
 from .layout_task import LayoutRetrievalTask
@@ -34,16 +36,6 @@ HUB_REPO = "complexir/coveragebench"  # the standard-layout build; `complexir bu
 COVERAGE_MEASURES = ("alpha_nDCG@20", "StRecall@20")
 SCORE_NAMES = {"alpha_nDCG@20": "alpha_ndcg_at_20", "StRecall@20": "strecall_at_20", "nDCG@20": "ndcg_at_20"}
 
-CITATION = r"""@inproceedings{samuel2026coveragebench,
-  title     = {CoverageBench: Evaluating Information Coverage across Tasks and Domains},
-  author    = {Samuel, Saron and Yates, Andrew and Lawrie, Dawn and Soboroff, Ian and Adriaanse, Trevor
-               and Van Durme, Benjamin and Yang, Eugene},
-  booktitle = {Proceedings of SIGIR 2026},
-  year      = {2026},
-  eprint    = {2603.20034},
-  archivePrefix = {arXiv}
-}"""
-REFERENCE = "https://arxiv.org/abs/2603.20034"
 
 # class-name suffix -> (layout subset, what the collection is, domains, task date range)
 SUBSETS: dict[str, tuple[str, str, list[str], tuple[str, str]]] = {
@@ -107,7 +99,7 @@ class CoverageBenchTask(LayoutRetrievalTask):
         if all_judgments is None:
             raise RuntimeError(f"{self.metadata.name}: no nuggets loaded for {hf_subset}/{hf_split}")
         judgments = {q: all_judgments.get(q, {}) for q in qrels}
-        rankings = rank_run(results)
+        rankings = rank_run(results, depth=max_depth([*COVERAGE_MEASURES, "nDCG@20"]))
         per_query = coverage_per_query(judgments, rankings, COVERAGE_MEASURES)
         per_query.update(adhoc_per_query(qrels, rankings, ("nDCG@20",)))
         return {SCORE_NAMES[name]: values for name, values in per_query.items()}

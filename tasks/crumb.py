@@ -42,7 +42,10 @@ from mteb.models import (
 )
 from mteb.types import ScoresDict
 
-from complexir.metrics import adhoc_per_query, rank_run
+from complexir.benchmarks import CRUMB_CITATION as CITATION
+from complexir.benchmarks import CRUMB_OFFICIAL_COUNTS_MARKER as OFFICIAL_COUNTS_MARKER
+from complexir.benchmarks import CRUMB_REFERENCE as REFERENCE
+from complexir.metrics import adhoc_per_query, max_depth, rank_run
 
 from .layout_task import PER_QUERY_ADHOC, LayoutRetrievalTask
 
@@ -50,19 +53,8 @@ logger = logging.getLogger(__name__)
 
 HUB_PATH = "complexir/crumb"
 HUB_REVISION = "main"
-OFFICIAL_COUNTS_MARKER = "complexir-crumb-official-query-counts"  # written by complexir.loading_scripts.crumb
 MAXP_DOCS = 100  # after collapsing, at least this many documents per query are exact (R@100 needs them)
 
-CITATION = r"""@misc{killingback2025benchmarkinginformationretrievalmodels,
-  archiveprefix = {arXiv},
-  author = {Julian Killingback and Hamed Zamani},
-  eprint = {2509.07253},
-  primaryclass = {cs.IR},
-  title = {Benchmarking Information Retrieval Models on Complex Retrieval Tasks},
-  url = {https://arxiv.org/abs/2509.07253},
-  year = {2025},
-}"""
-REFERENCE = "https://arxiv.org/abs/2509.07253"
 INSTRUCTION_NOTE = (
     " Each query carries its task's instruction: instruction-following models receive it as the task prompt "
     "(formatted by the model, e.g. 'Instruct: <instruction>\\nQuery: <query>'); plain models see the query alone."
@@ -243,7 +235,8 @@ class CRUMBTask(LayoutRetrievalTask):
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
         """Per-query scores for significance tests (over the scored queries; dropped ones are 0 by definition)."""
-        per_query = adhoc_per_query(qrels, rank_run(results), list(PER_QUERY_ADHOC.values()))
+        per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(PER_QUERY_ADHOC.values())),
+                                    list(PER_QUERY_ADHOC.values()))
         self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
             key: per_query[measure] for key, measure in PER_QUERY_ADHOC.items()
         }

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 
-from complexir.metrics import adhoc_per_query, rank_run
+from complexir.metrics import adhoc_per_query, max_depth, rank_run
 from complexir.reader import list_subsets
 
 logger = logging.getLogger(__name__)
@@ -127,7 +127,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         hf_subset: str,
     ) -> dict[str, float]:
         """Keep per-query scores (MTEB only keeps means); subclasses add their own measures here."""
-        per_query = adhoc_per_query(qrels, rank_run(results), list(PER_QUERY_ADHOC.values()))
+        per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(PER_QUERY_ADHOC.values())),
+                                    list(PER_QUERY_ADHOC.values()))
         self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
             key: per_query[measure] for key, measure in PER_QUERY_ADHOC.items()
         }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, parse_measure, rank_run
+from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, parse_measure, rank_run
 from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         logger.warning("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
         coverage = []
 
-    ranking = rank_run(read_run(args.run))
+    ranking = rank_run(read_run(args.run), depth=max_depth([*adhoc, *coverage]))  # only the top k is read
     per_query: dict[str, dict[str, float]] = {}
     if adhoc:
         per_query.update(adhoc_per_query(read_qrels(args.qrels), ranking, adhoc))
