@@ -39,6 +39,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from complexir.benchmarks import COVERAGEBENCH_CITATION as CITATION
 from complexir.card import CardInfo, read_front_matter
 from complexir.errors import UpstreamFormatError
 from complexir.trec_io import TrecFormatError, read_run
@@ -64,15 +65,6 @@ DEFAULT_RERANK_DEPTH = 50
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv", ".res")
 TOPIC_SUFFIXES = (".jsonl", ".json", ".parquet")
 
-CITATION = """@inproceedings{samuel2026coveragebench,
-  title     = {CoverageBench: Evaluating Information Coverage across Tasks and Domains},
-  author    = {Samuel, Saron and Yates, Andrew and Lawrie, Dawn and Soboroff, Ian and Adriaanse, Trevor
-               and Van Durme, Benjamin and Yang, Eugene},
-  booktitle = {Proceedings of SIGIR 2026},
-  year      = {2026},
-  eprint    = {2603.20034},
-  archivePrefix = {arXiv}
-}"""
 
 
 # -- locating the upstream files -------------------------------------------------------------------

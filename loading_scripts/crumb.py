@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from complexir.benchmarks import CRUMB_CITATION as CITATION
+from complexir.benchmarks import CRUMB_OFFICIAL_COUNTS_MARKER as OFFICIAL_COUNTS_MARKER
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.writer import BenchmarkWriter
@@ -62,18 +64,7 @@ SPLIT_FOLDERS = {"test": "eval", "validation": "val"}
 BINARY_SUFFIX = "_binary"
 FULL_SUFFIX = "_full"
 
-CITATION = """@misc{killingback2025benchmarkinginformationretrievalmodels,
-  title={Benchmarking Information Retrieval Models on Complex Retrieval Tasks},
-  author={Julian Killingback and Hamed Zamani},
-  year={2025},
-  eprint={2509.07253},
-  archivePrefix={arXiv},
-  primaryClass={cs.IR},
-  url={https://arxiv.org/abs/2509.07253},
-}"""
 
-#: the HTML comment in the card that carries the official query counts, read back by complexir.tasks.crumb
-OFFICIAL_COUNTS_MARKER = "complexir-crumb-official-query-counts"
 
 
 def files_needed(task: str) -> list[str]:

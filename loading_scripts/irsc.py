@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from complexir.benchmarks import IRSC_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.writer import BenchmarkWriter
@@ -62,16 +63,6 @@ TASK_ALIASES: dict[str, str] = {
     "summary": "summary",
 }
 
-CITATION = """@misc{lin2024irsc,
-  title         = {IRSC: A Zero-shot Evaluation Benchmark for Information Retrieval through Semantic
-                   Comprehension in Retrieval-Augmented Generation Scenarios},
-  author        = {Lin, Hai and Zhan, Shaoxiong and Su, Junyou and Zheng, Haitao and Wang, Hui},
-  year          = {2024},
-  eprint        = {2409.15763},
-  archivePrefix = {arXiv},
-  primaryClass  = {cs.IR},
-  url           = {https://arxiv.org/abs/2409.15763}
-}"""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from complexir.benchmarks import LOCOV1_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.writer import BenchmarkWriter
@@ -63,13 +64,6 @@ TASKS = (
     "stackoverflow",
 )
 
-CITATION = r"""@article{saadfalcon2024benchmarking,
-  title = {Benchmarking and Building Long-Context Retrieval Models with LoCo and M2-BERT},
-  author = {Saad-Falcon, Jon and Fu, Daniel Y. and Arora, Simran and Guha, Neel and R{\'e}, Christopher},
-  journal = {arXiv preprint arXiv:2402.07440},
-  year = {2024},
-  url = {https://arxiv.org/abs/2402.07440},
-}"""
 
 _PASSAGE_INDEX = re.compile(r"_Passage_(\d+)$")
 _QUERY_INDEX = re.compile(r"_Query_(\d+)$")

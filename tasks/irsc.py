@@ -16,6 +16,9 @@ from typing import ClassVar
 import mteb
 from mteb.abstasks.task_metadata import TaskMetadata
 
+from complexir.benchmarks import IRSC_CITATION as CITATION
+from complexir.benchmarks import IRSC_REFERENCE as REFERENCE
+
 from .layout_task import LayoutRetrievalTask
 
 SETTINGS = ("en", "zh", "en-zh", "zh-en")
@@ -28,17 +31,6 @@ EVAL_LANGS: dict[str, list[str]] = {
 HUB_REPO = "complexir/irsc"  # where `complexir push` publishes the built folder
 HUB_REVISION = "main"
 
-REFERENCE = "https://arxiv.org/abs/2409.15763"
-CITATION = """@misc{lin2024irsc,
-  title         = {IRSC: A Zero-shot Evaluation Benchmark for Information Retrieval through Semantic
-                   Comprehension in Retrieval-Augmented Generation Scenarios},
-  author        = {Lin, Hai and Zhan, Shaoxiong and Su, Junyou and Zheng, Haitao and Wang, Hui},
-  year          = {2024},
-  eprint        = {2409.15763},
-  archivePrefix = {arXiv},
-  primaryClass  = {cs.IR},
-  url           = {https://arxiv.org/abs/2409.15763}
-}"""
 
 # task -> (class name suffix, what the query is, what the content is, MTEB domains)
 _TASKS = {

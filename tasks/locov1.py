@@ -29,19 +29,14 @@ import numpy as np
 from mteb.abstasks.task_metadata import TaskMetadata
 from tqdm.auto import tqdm
 
+from complexir.benchmarks import LOCOV1_CITATION as CITATION
+from complexir.benchmarks import LOCOV1_REFERENCE as REFERENCE
+
 from .layout_task import LayoutRetrievalTask
 
 logger = logging.getLogger(__name__)
 
 HUB_REPO = "complexir/locov1"  # the standard-layout build; `complexir build locov1` makes it
-REFERENCE = "https://arxiv.org/abs/2402.07440"
-CITATION = r"""@article{saadfalcon2024benchmarking,
-  title = {Benchmarking and Building Long-Context Retrieval Models with LoCo and M2-BERT},
-  author = {Saad-Falcon, Jon and Fu, Daniel Y. and Arora, Simran and Guha, Neel and R{\'e}, Christopher},
-  journal = {arXiv preprint arXiv:2402.07440},
-  year = {2024},
-  url = {https://arxiv.org/abs/2402.07440},
-}"""
 
 # class-name suffix -> (layout subset = the upstream `dataset` value, description, domains, task subtypes, dates)
 SUBSETS: dict[str, tuple[str, str, list[str], list[str], tuple[str, str]]] = {
