@@ -63,6 +63,11 @@ class CoverageBenchTask(LayoutRetrievalTask):
     k_values = (1, 3, 5, 10, 20)  # MTEB needs 1 (its "accuracy"); the coverage measures stop at 20
     rerank: ClassVar[bool] = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # (hf_subset, split) → topic → nugget → document → grade, read with the split
+        self._coverage_judgments: dict[tuple[str, str], dict[str, dict[str, dict[str, int]]]] = {}
+
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         data = super().load_split(path, revision, hf_subset, split)
         if not self.rerank:
@@ -71,10 +76,7 @@ class CoverageBenchTask(LayoutRetrievalTask):
             raise FileNotFoundError(f"{self.metadata.name}: {path} has no "
                                     f"{self.layout_subsets[hf_subset]}-top_ranked config to rerank")
         nuggets = load(path, self.layout_subsets[hf_subset], "nuggets", split, revision=revision)
-        judgments = getattr(self, "_coverage_judgments", None)
-        if judgments is None:
-            judgments = self._coverage_judgments = {}
-        judgments[(hf_subset, split)] = nugget_judgments(nuggets)
+        self._coverage_judgments[(hf_subset, split)] = nugget_judgments(nuggets)
         return data
 
     def available_in(self, data_dir: str | os.PathLike) -> bool:
@@ -95,7 +97,7 @@ class CoverageBenchTask(LayoutRetrievalTask):
         Every evaluated topic counts (MTEB evaluates the queries with a positive qrel); a topic the
         model returned nothing for scores 0.
         """
-        all_judgments = getattr(self, "_coverage_judgments", {}).get((hf_subset, hf_split))
+        all_judgments = self._coverage_judgments.get((hf_subset, hf_split))
         if all_judgments is None:
             raise RuntimeError(f"{self.metadata.name}: no nuggets loaded for {hf_subset}/{hf_split}")
         judgments = {q: all_judgments.get(q, {}) for q in qrels}

@@ -45,9 +45,8 @@ from mteb.types import ScoresDict
 from complexir.benchmarks import CRUMB_CITATION as CITATION
 from complexir.benchmarks import CRUMB_OFFICIAL_COUNTS_MARKER as OFFICIAL_COUNTS_MARKER
 from complexir.benchmarks import CRUMB_REFERENCE as REFERENCE
-from complexir.metrics import adhoc_per_query, max_depth, rank_run
 
-from .layout_task import PER_QUERY_ADHOC, LayoutRetrievalTask
+from .layout_task import LayoutRetrievalTask
 
 logger = logging.getLogger(__name__)
 
@@ -231,16 +230,6 @@ class CRUMBTask(LayoutRetrievalTask):
                                precision=parts["precision"], mrr=parts["mrr"], naucs=naucs, naucs_mrr=naucs_mrr,
                                hit_rate=parts["hit_rate"], task_scores=task_scores,
                                previous_results_model_meta=self._previous_results_model_meta)
-
-    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
-                             results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
-        """Per-query scores for significance tests (over the scored queries; dropped ones are 0 by definition)."""
-        per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(PER_QUERY_ADHOC.values())),
-                                    list(PER_QUERY_ADHOC.values()))
-        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
-            key: per_query[measure] for key, measure in PER_QUERY_ADHOC.items()
-        }
-        return {}
 
 
 # task name → (CamelCase, domains, what the queries and documents are, full-document setting, MaxP, binary qrels)

@@ -126,10 +126,14 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         hf_split: str,
         hf_subset: str,
     ) -> dict[str, float]:
-        """Keep per-query scores (MTEB only keeps means); subclasses add their own measures here."""
-        per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(PER_QUERY_ADHOC.values())),
-                                    list(PER_QUERY_ADHOC.values()))
+        """Keep per-query scores (MTEB only keeps means); subclasses add their own measures here.
+
+        Only measures whose cutoff the run reaches: a task that retrieves 20 documents has no R@100.
+        """
+        measures = {key: m for key, m in PER_QUERY_ADHOC.items() if max_depth([m]) <= self._top_k}
+        per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(measures.values())),
+                                    list(measures.values()))
         self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
-            key: per_query[measure] for key, measure in PER_QUERY_ADHOC.items()
+            key: per_query[measure] for key, measure in measures.items()
         }
         return {}

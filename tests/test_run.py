@@ -52,6 +52,7 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
         for subset, splits in per_query["scores"].items():
             values = splits["test"]["ndcg_at_10"]
             entry = next(e for e in result["scores"]["test"] if e["hf_subset"] == subset)
+            assert set(splits["test"]) <= set(entry)  # no per-query measure beyond what the task retrieved
             # CRUMB's official mean also counts judged queries without a positive (0 by definition)
             queries = entry.get("official_judged_queries", len(values))
             assert sum(values.values()) / queries == pytest.approx(entry["ndcg_at_10"], abs=1e-5)  # MTEB rounds
