@@ -136,9 +136,11 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
 def benchmark_of(task_name: str) -> str:
     """The complexir benchmark a task belongs to (also those registered through the mteb hook)."""
     from complexir import mteb_hook
-    from complexir.tasks import BENCHMARKS
+    from complexir.tasks import BENCHMARK_OF
 
-    for bench in [*BENCHMARKS, *mteb_hook.registered_benchmarks()]:
+    if task_name in BENCHMARK_OF:  # variants outside the mteb.Benchmark (full-document, rerank) included
+        return BENCHMARK_OF[task_name]
+    for bench in mteb_hook.registered_benchmarks():
         if any(t.metadata.name == task_name for t in bench.tasks):
             return bench.name
     return OTHER_BENCHMARK
