@@ -288,20 +288,26 @@ def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
 
     Fields follow mteb's own card convention (``TaskResult.get_hf_eval_results``): task type from the
     task's Hub task category, dataset = the task's Hub repo, name ``"<Task> (<subset>)"``, values in [0, 1].
+    One departure: the dataset config is the layout subset the task reads (``clinical_trial``, ``query-en``),
+    not the MTEB subset. Our tasks share one Hub repo per benchmark and most have the MTEB subset
+    ``default``, and the Hub groups model-index results by (task type, dataset, config, split, revision):
+    with ``default`` every CRUMB task would be filed under the first one's name.
     """
     import mteb
     from huggingface_hub import EvalResult
 
     out = []
     for row in rows:
-        meta = mteb.get_task(row.task).metadata
+        task = mteb.get_task(row.task)
+        meta = task.metadata
+        config = getattr(task, "layout_subsets", {}).get(row.subset) or row.subset
         for metric, value in row.scores.items():
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
             out.append(EvalResult(
                 task_type=meta._hf_task_type()[0], task_name=meta.type,
                 dataset_type=meta.dataset["path"], dataset_name=f"{meta.name} ({row.subset})",
-                dataset_config=row.subset, dataset_split=row.split, dataset_revision=meta.dataset["revision"],
+                dataset_config=config, dataset_split=row.split, dataset_revision=meta.dataset["revision"],
                 metric_type=metric, metric_name=METRIC_LABELS.get(metric, metric), metric_value=float(value),
                 source_name="complexir (MTEB)", source_url="https://github.com/embeddings-benchmark/mteb/",
             ))

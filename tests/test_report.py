@@ -114,7 +114,8 @@ def test_model_index_is_valid_and_merged(report, two_runs, tiny):
     for metric in ("ndcg_at_10", "recall_at_100"):
         entry = by_metric[("complexir/tiny-health", metric)]
         assert entry.metric_value == pytest.approx(scores[metric])
-        assert (entry.task_type, entry.dataset_config, entry.dataset_split) == ("text-retrieval", "default", "test")
+        # the config is the layout subset the task reads
+        assert (entry.task_type, entry.dataset_config, entry.dataset_split) == ("text-retrieval", "health", "test")
     card = ModelCard.load(report / "README.md")
     assert "Hand-written introduction that must survive." in card.text
     assert card.text.count("<!-- complexir-report:start -->") == 1
@@ -195,3 +196,24 @@ def test_several_models_need_a_choice(two_runs, tmp_path):
         load_run(both)
     run = load_run(both, model=two_runs["short"][1].name)
     assert run.model == two_runs["short"][1].name and run.per_query
+
+
+def test_tasks_sharing_a_repo_get_their_own_model_index_entries():
+    """Most of our tasks have the MTEB subset 'default' and share a benchmark's Hub repo; the Hub groups
+    model-index results by (task type, dataset, config, split, revision), so the config must tell them apart."""
+    from huggingface_hub.repocard_data import eval_results_to_model_index
+
+    from complexir.report import ModelRun, Row, eval_results
+
+    run = ModelRun(model="m", revision="r", folder=Path("."))
+    rows = [Row("CRUMB", name, "default", "test", {"ndcg_at_10": value})
+            for name, value in (("CRUMBClinicalTrial", 0.5), ("CRUMBClinicalTrialFullDocument", 0.25),
+                                ("CRUMBLegalQA", 0.75))]
+    rows.append(Row("IRSC", "IRSCQuery", "en-zh", "test", {"recall_at_10": 1.0}))
+    index = eval_results_to_model_index("m", eval_results(run, rows))[0]["results"]
+    assert [(e["dataset"]["name"], e["dataset"]["config"], [m["value"] for m in e["metrics"]]) for e in index] == [
+        ("CRUMBClinicalTrial (default)", "clinical_trial", [0.5]),
+        ("CRUMBClinicalTrialFullDocument (default)", "clinical_trial_full", [0.25]),
+        ("CRUMBLegalQA (default)", "legal_qa", [0.75]),
+        ("IRSCQuery (en-zh)", "query-en-zh", [1.0]),
+    ]
