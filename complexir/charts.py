@@ -26,7 +26,9 @@ def benchmark_chart(rows: list[Any], path: Path, *, title: str, baseline_name: s
                    for i, m in enumerate(metrics) if any(m in r.baseline for r in rows)]
     x = np.arange(len(rows))
     width = 0.8 / max(len(series), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(rows) * max(1, len(series)) * 0.5 + 2), 4.5), dpi=100)
+    # wide enough for the bars, but capped: a card shows the image scaled to its column
+    width_inches = min(16.0, max(6.0, 0.3 * len(rows) * max(1, len(series)) + 2))
+    fig, ax = plt.subplots(figsize=(width_inches, 4.5), dpi=100)
     try:
         for i, (label, values, hatched, colour) in enumerate(series):
             heights = [v if v is not None and not (isinstance(v, float) and math.isnan(v)) else 0.0 for v in values]
@@ -35,14 +37,16 @@ def benchmark_chart(rows: list[Any], path: Path, *, title: str, baseline_name: s
                    color=f"C{colour}")
         ax.set_xticks(x, labels, rotation=30 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center",
                       fontsize=8)
-        ax.set_ylim(0, 1)
+        # headroom above 1: a bar at exactly 1 stays visible, and α-nDCG's greedy ideal can pass 1
+        top = max([1.0, *(v for _, values, _, _ in series for v in values if isinstance(v, (int, float)))])
+        ax.set_ylim(0, top * 1.05)
         ax.set_ylabel("score")
         ax.set_title(title)
-        ax.legend(fontsize=7, ncols=2)
+        # below the plot, never over the bars
+        ax.legend(fontsize=7, ncols=min(len(series), 3), loc="upper center", bbox_to_anchor=(0.5, -0.22))
         ax.grid(axis="y", alpha=0.3)
-        fig.tight_layout()
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, format="png")
+        fig.savefig(path, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
     return path
