@@ -208,3 +208,18 @@ def test_rebuilt_or_same_named_folders_never_load_stale_data(tmp_path):
     other = build(tmp_path / "elsewhere" / "toy", docs=[{**DOCS[0], "text": "A third text."}, *DOCS[1:]])
     assert texts(other)[0] == "A third text."
     assert texts(first)[0] == "Rebuilt: aspirin also thins the blood."
+
+
+def test_every_demo_config_loads_with_datasets_and_mteb():
+    """The demo folders shipped in the package are Hub dataset repos: every config loads with no code."""
+    from complexir.cli.run_cmd import demo_data_dir
+
+    for folder in sorted(p for p in demo_data_dir().iterdir() if p.is_dir()):
+        meta = read_front_matter(folder / "README.md")
+        for config in meta["configs"]:
+            for data_files in config["data_files"]:
+                rows = datasets.load_dataset(str(folder), config["config_name"], split=data_files["split"])
+                assert len(rows) > 0, (folder.name, config["config_name"], data_files["split"])
+        for subset in reader.list_subsets(folder):
+            split = RetrievalDatasetLoader(str(folder), revision=None, split="test", config=subset).load()
+            assert split["relevant_docs"] and len(split["queries"]) and len(split["corpus"]), (folder.name, subset)
