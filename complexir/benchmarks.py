@@ -1,5 +1,5 @@
 """What the loading scripts and the MTEB tasks of each benchmark both need to say about it, said once:
-its paper (citation, reference) and the conventions that cross from a build to its evaluation."""
+its paper: citation and reference."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ CRUMB_CITATION = r"""@misc{killingback2025benchmarkinginformationretrievalmodels
   url = {https://arxiv.org/abs/2509.07253},
   year = {2025},
 }"""
-# The HTML comment in a CRUMB card that carries the official query counts (the build writes it, the tasks read it).
-CRUMB_OFFICIAL_COUNTS_MARKER = "complexir-crumb-official-query-counts"
 
 IRSC_REFERENCE = "https://arxiv.org/abs/2409.15763"
 IRSC_CITATION = r"""@misc{lin2024irsc,

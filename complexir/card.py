@@ -56,13 +56,14 @@ def _template_text(info: CardInfo) -> str:
 
 
 def _counts_table(stats: dict[str, dict[str, Any]]) -> str:
-    rows = ["| subset | split | documents | queries | qrels | nuggets | dropped queries (no positive) |",
-            "|---|---|---:|---:|---:|---:|---:|"]
+    rows = ["| subset | split | documents | queries | qrels | nuggets | dropped queries (no positive) "
+            "| of which judged (score 0 in means) |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
     for subset, st in stats.items():
         for split, sp in st["splits"].items():
             rows.append(
                 f"| {subset} | {split} | {st['documents']:,} | {sp['queries']:,} | {sp['qrels']:,} "
-                f"| {sp['nuggets']:,} | {sp['dropped_queries']:,} |"
+                f"| {sp['nuggets']:,} | {sp['dropped_queries']:,} | {sp['judged_without_positive']:,} |"
             )
     return "\n".join(rows)
 
@@ -81,6 +82,19 @@ def _length_table(stats: dict[str, dict[str, Any]]) -> str:
 def _notes(stats: dict[str, dict[str, Any]]) -> str:
     lines = [f"- **{subset}**: {key}: {value}" for subset, st in stats.items() for key, value in st["notes"].items()]
     return "\n".join(lines) if lines else "- none"
+
+
+ZERO_SCORE_KEY = "zero_score_queries"  # under the card's `complexir` key
+
+
+def _zero_score_block(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``complexir: {zero_score_queries: {subset: {split: [query ids]}}}``, when any subset has such queries.
+
+    These are judged queries with no relevant document. The layout drops them (MTEB cannot score them), but
+    trec_eval and ndeval count them in every mean with score 0; the tasks read this list to do the same.
+    """
+    block = {subset: st["zero_score_queries"] for subset, st in stats.items() if st.get("zero_score_queries")}
+    return {"complexir": {ZERO_SCORE_KEY: block}} if block else {}
 
 
 def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]],
@@ -104,6 +118,7 @@ def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[s
         "tags": ["complexir", "mteb", "retrieval"],
         "source_datasets": [info.source],
         "citation": info.citation.strip(),
+        **_zero_score_block(stats),
         "configs": [
             {
                 "config_name": name,

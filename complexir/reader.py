@@ -13,7 +13,7 @@ from pathlib import Path
 
 import datasets
 
-from .card import read_front_matter
+from .card import ZERO_SCORE_KEY, read_front_matter
 from .schema import CORPUS_SPLIT, config_name
 from .validation import parse_config_name
 
@@ -60,3 +60,16 @@ def nugget_judgments(dataset: datasets.Dataset) -> dict[str, dict[str, dict[str,
     for q, n, support in zip(dataset["query-id"], dataset["nugget-id"], dataset["support"], strict=True):
         out[q][n] = {s["corpus-id"]: int(s["score"]) for s in support}
     return dict(out)
+
+
+def zero_score_queries(source: str | os.PathLike, revision: str | None = None) -> dict[str, dict[str, list[str]]]:
+    """subset → split → ids of judged queries without a relevant document (dropped from the layout; they
+    score 0 in every mean, as trec_eval and ndeval count them), from the card's ``complexir`` metadata."""
+    source = resolve(source)
+    if Path(source).is_dir():
+        readme = Path(source) / "README.md"
+    else:
+        from huggingface_hub import hf_hub_download
+
+        readme = Path(hf_hub_download(source, "README.md", repo_type="dataset", revision=revision))
+    return (read_front_matter(readme).get("complexir") or {}).get(ZERO_SCORE_KEY, {})

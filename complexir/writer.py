@@ -78,6 +78,7 @@ class _SubsetStats:
         self.doc_ids: set[str] | None = None
         self.words = array("I")
         self.splits: dict[str, dict[str, int]] = {}
+        self.zero_score_queries: dict[str, list[str]] = {}  # split -> judged query ids with no positive qrel
         self.notes: dict[str, Any] = {}
         self.kinds: dict[str, list[str]] = {}  # kind -> splits written
 
@@ -92,6 +93,7 @@ class _SubsetStats:
                 "max": int(words.max()),
             },
             "splits": self.splits,
+            "zero_score_queries": {split: ids for split, ids in self.zero_score_queries.items() if ids},
             "notes": self.notes,
         }
 
@@ -253,6 +255,7 @@ class BenchmarkWriter:
 
         seen_pairs: set[tuple[str, str]] = set()
         positive: set[str] = set()
+        judged: set[str] = set()
         for i, row in enumerate(qrels, 1):
             what = f"{where}, qrels row {i}"
             qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
@@ -265,6 +268,7 @@ class BenchmarkWriter:
             if (qid, did) in seen_pairs:
                 raise LayoutError(f"{what}: duplicate judgment for query {qid!r} and document {did!r}")
             seen_pairs.add((qid, did))
+            judged.add(qid)
             if score > 0:
                 positive.add(qid)
 
@@ -302,6 +306,9 @@ class BenchmarkWriter:
         dropped = [qid for qid in query_ids if qid not in positive]
         if dropped:
             logger.warning("%s: dropping %d queries with no positive qrel (e.g. %r)", where, len(dropped), dropped[:3])
+        # Judged queries without a relevant document still belong to the evaluated population: trec_eval and
+        # ndeval average them in with score 0. The card records their ids so the tasks can do the same.
+        stats.zero_score_queries[split] = [qid for qid in dropped if qid in judged]
         keep = set(query_ids) - set(dropped)
         if not keep:
             raise LayoutError(f"{where}: no query has a positive qrel")
@@ -331,6 +338,7 @@ class BenchmarkWriter:
             "qrels": len(tables[QRELS]),
             "nuggets": len(tables.get(NUGGETS, [])),
             "dropped_queries": len(dropped),
+            "judged_without_positive": len(stats.zero_score_queries[split]),
         }
         stats.splits[split] = counts
         return counts

@@ -13,9 +13,9 @@ corpus for all eight tasks and a full-document corpus for five, and one instruct
   ``paper_retrieval`` queries and qrels configs (the official code computes recall, precision and RR on them).
 
 Labels are cast with ``int()`` as the official ``crumb_eval`` does (0.5 → 0). The official evaluation averages
-over every query with at least one judgment, so a query judged only 0 (after the cast) scores 0 there; our
-layout drops such queries (they cannot be retrieved for), and the card records, per subset and split, how many
-queries the official mean runs over, so the MTEB tasks can report the official mean exactly.
+over every query with at least one judgment, so a query judged only 0 (after the cast) scores 0 there; the
+layout drops such queries (they cannot be retrieved for) and its card records their ids, as for every benchmark,
+so the MTEB tasks report the official mean exactly.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from complexir.benchmarks import CRUMB_CITATION as CITATION
-from complexir.benchmarks import CRUMB_OFFICIAL_COUNTS_MARKER as OFFICIAL_COUNTS_MARKER
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.writer import BenchmarkWriter
@@ -261,8 +260,7 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
         raise UpstreamFormatError(root, None, f"missing release files {missing}; build fewer tasks with --subset")
     logger.info("building CRUMB (%s) from %s at %s", ", ".join(tasks), source, rev)
 
-    # official query counts, label-cast facts and instructions, filled while building, rendered in the card
-    official: dict[str, dict[str, int]] = {}
+    # label-cast facts and instructions, filled while building, rendered in the card
     cast_rows: list[list[Any]] = []
     instruction_rows: list[list[Any]] = []
     card = CardInfo(benchmark="crumb", pretty_name="CRUMB: Complex Retrieval Unified Multi-task Benchmark",
@@ -282,11 +280,11 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
                 plan.append((task, "passage_binary_qrels", BINARY_SUFFIX))
 
             writer.write_corpus(task, corpus_rows(folder / "passage_corpus.jsonl", with_parent=True))
-            _write_splits(writer, task, splits, plan, official, cast_rows)
+            _write_splits(writer, task, splits, plan, cast_rows)
             if full:
                 subset = task + FULL_SUFFIX
                 writer.write_corpus(subset, corpus_rows(folder / "full_document_corpus.jsonl", with_parent=False))
-                _write_splits(writer, task, splits, [(subset, "full_document_qrels", "")], official, cast_rows)
+                _write_splits(writer, task, splits, [(subset, "full_document_qrels", "")], cast_rows)
 
             for split, data in splits.items():
                 distinct = sorted(data.instructions)
@@ -302,20 +300,17 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
                                   "positives lost (0 < label < 1)", "duplicate ids", "queries judged",
                                   "queries kept (≥ 1 positive)"], cast_rows),
             "instruction_table": _table(["task", "split", "queries", "instruction"], instruction_rows),
-            "official_counts": f"<!-- {OFFICIAL_COUNTS_MARKER} {json.dumps(official, sort_keys=True)} -->",
         })
     return Path(out_dir)
 
 
 def _write_splits(writer: BenchmarkWriter, task: str, splits: dict[str, SplitData],
-                  plan: list[tuple[str, str, str]], official: dict[str, dict[str, int]],
-                  cast_rows: list[list[Any]]) -> None:
+                  plan: list[tuple[str, str, str]], cast_rows: list[list[Any]]) -> None:
     for subset, key, suffix in plan:
         for split, data in splits.items():
             judged = data.lists[key]
             out_split = split + suffix
             counts = writer.write_split(subset, out_split, queries=data.queries, qrels=judged.rows)
-            official.setdefault(subset, {})[out_split] = len(judged.judged_queries)
             cast_rows.append([subset, out_split, key, judged.labels, judged.changed_by_cast, judged.positives_lost,
                               judged.duplicates, len(judged.judged_queries), counts["queries"]])
             if judged.changed_by_cast:

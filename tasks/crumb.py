@@ -10,7 +10,8 @@
 Official conventions kept here: labels are already ``int``-cast in the layout (0.5 → 0); paper_retrieval's
 recall, precision, MRR and hit rate use its binary qrels (splits ``test_binary``/``validation_binary``); the
 official mean runs over every *judged* query, so queries the layout dropped (judged, but no positive after the
-cast) count as 0: every per-query mean is rescaled by kept/judged using the counts stored in the card.
+cast) count as 0: every mean is rescaled by kept/judged, with the judged ids the card records for every
+benchmark (``complexir.zero_score_queries``).
 
 Instructions: the layout's per-query ``instruction`` column is removed before MTEB sees the queries (MTEB 2.26
 would append it to every query's text, for plain and instruction models alike). The task's instruction becomes
@@ -20,10 +21,8 @@ the task prompt instead, which instruction-tuned MTEB models format with their o
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
@@ -43,7 +42,6 @@ from mteb.models import (
 from mteb.types import ScoresDict
 
 from complexir.benchmarks import CRUMB_CITATION as CITATION
-from complexir.benchmarks import CRUMB_OFFICIAL_COUNTS_MARKER as OFFICIAL_COUNTS_MARKER
 from complexir.benchmarks import CRUMB_REFERENCE as REFERENCE
 
 from .layout_task import LayoutRetrievalTask
@@ -60,22 +58,19 @@ INSTRUCTION_NOTE = (
 )
 
 
-def parse_official_counts(readme_text: str) -> dict[str, dict[str, int]]:
-    """The official query counts (subset → split → number of judged queries) stored in a CRUMB card."""
-    match = re.search(rf"<!--\s*{OFFICIAL_COUNTS_MARKER}\s+(\{{.*?\}})\s*-->", readme_text, re.S)
-    if not match:
-        raise ValueError(f"the CRUMB card has no '{OFFICIAL_COUNTS_MARKER}' block; rebuild it with "
-                         "`complexir build crumb`")
-    return json.loads(match.group(1))
+def passage_parent(passage_id: str) -> str:
+    """The document of a passage whose layout row has no ``parent-id``: ids are ``<document id>:<chunk index>``,
+    and a document id may itself contain ``:`` (Wikipedia and film titles do), so split at the last one."""
+    return passage_id.rsplit(":", 1)[0]
 
 
-def maxp_collapse(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Passage run → document run: each document scores its best passage (id before the first ``:``)."""
+def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Passage run → document run: each document scores its best passage (``parents``: passage → document)."""
     out: dict[str, dict[str, float]] = {}
     for qid, passages in results.items():
         docs: dict[str, float] = {}
         for pid, score in passages.items():
-            doc = pid.split(":", 1)[0]
+            doc = parents.get(pid) or passage_parent(pid)
             if doc not in docs or score > docs[doc]:
                 docs[doc] = score
         out[qid] = docs
@@ -108,14 +103,6 @@ class CRUMBTask(LayoutRetrievalTask):
 
         return self.qrels_subset in list_subsets(Path(data_dir) / self.benchmark_dir)
 
-    def _readme(self, path: str, revision: str | None) -> str:
-        local = Path(path)
-        if local.is_dir():
-            return (local / "README.md").read_text(encoding="utf-8")
-        from huggingface_hub import hf_hub_download
-
-        return Path(hf_hub_download(path, "README.md", repo_type="dataset", revision=revision)).read_text("utf-8")
-
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         corpus_subset = self.layout_subsets[hf_subset]
         scoring = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split, config=self.qrels_subset)
@@ -123,17 +110,20 @@ class CRUMBTask(LayoutRetrievalTask):
             hf_repo=path, revision=revision, split=split, config=corpus_subset)
         # only what the model reads: extra columns (parent-id, metadata) are not model input
         corpus = corpus_loader._load_corpus(None)
+        extra: dict[str, Any] = {}
+        if self.maxp:  # MaxP collapses by the layout's parent-id, not by parsing ids
+            parent_ids = corpus["parent-id"] if "parent-id" in corpus.column_names else [None] * len(corpus)
+            extra["parents"] = {pid: parent or passage_parent(pid) for pid, parent in zip(corpus["id"], parent_ids,
+                                                                                          strict=True)}
         corpus = corpus.select_columns([c for c in ("id", "title", "text") if c in corpus.column_names])
         queries = scoring._load_queries(None)
         queries = queries.select_columns([c for c in ("id", "text", "instruction") if c in queries.column_names])
         qrels = scoring._load_qrels(None)
-        official = parse_official_counts(self._readme(path, revision))
-        extra: dict[str, Any] = {"judged": official[self.qrels_subset][split]}
         if self.binary_recall:
             binary = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split + "_binary",
                                             config=self.qrels_subset)
             extra["binary_qrels"] = binary._load_qrels(None)
-            extra["binary_judged"] = official[self.qrels_subset][split + "_binary"]
+            extra["binary_zero"] = self._zero_score_queries.get(self.qrels_subset, {}).get(split + "_binary", [])
             # queries with a binary positive but no graded positive are retrieved for too (official recall counts them)
             have = set(queries["id"])
             more = binary._load_queries(None)
@@ -158,7 +148,7 @@ class CRUMBTask(LayoutRetrievalTask):
         return RetrievalSplitData(corpus=corpus, queries=queries, relevant_docs=qrels, top_ranked=None)
 
     # -- evaluation -----------------------------------------------------------------------------------
-    def _search_depth(self, corpus: Any) -> int:
+    def _search_depth(self, corpus: Any, parents: dict[str, str]) -> int:
         """Passages to retrieve: for MaxP, enough that the first ``MAXP_DOCS`` collapsed documents are exact.
 
         Collapsing a prefix of the passage ranking gives a prefix of the collapsed full ranking, so if every
@@ -167,8 +157,12 @@ class CRUMBTask(LayoutRetrievalTask):
         """
         if not self.maxp:
             return self._top_k
-        per_doc = Counter(pid.split(":", 1)[0] for pid in corpus["id"])
+        per_doc = Counter(parents.values())
         return min(len(corpus), max(self._top_k, MAXP_DOCS * max(per_doc.values())))
+
+    def zero_score_queries(self, hf_subset: str, split: str) -> list[str]:
+        """The judged queries without a positive of the subset that scores this task (``<task>_full`` for MaxP)."""
+        return self._zero_score_queries.get(self.qrels_subset, {}).get(split, [])
 
     def _evaluate_subset(self, model: Any, data_split: RetrievalSplitData, *, encode_kwargs: Any, hf_split: str,
                          hf_subset: str, prediction_folder: Path | None = None, num_proc: int | None = None,
@@ -185,7 +179,7 @@ class CRUMBTask(LayoutRetrievalTask):
             retriever = RetrievalEvaluator(
                 corpus=data_split["corpus"], queries=data_split["queries"], task_metadata=self.metadata,
                 hf_split=hf_split, hf_subset=hf_subset, top_ranked=None,
-                top_k=self._search_depth(data_split["corpus"]), timer=timer, **kwargs)
+                top_k=self._search_depth(data_split["corpus"], extra.get("parents", {})), timer=timer, **kwargs)
             if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
                 search_model = SearchEncoderWrapper(model)
             elif isinstance(model, CrossEncoderProtocol):
@@ -203,33 +197,34 @@ class CRUMBTask(LayoutRetrievalTask):
         if prediction_folder:
             self._save_task_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
         if self.maxp:
-            results = maxp_collapse(results)
+            results = maxp_collapse(results, extra["parents"])
 
         def scored(qrels: dict[str, dict[str, int]]) -> Any:
             run = {q: results.get(q, {}) for q in qrels}
             return retriever.evaluate(qrels, run, self.k_values, ignore_identical_ids=self.ignore_identical_ids,
                                       skip_first_result=self.skip_first_result)
 
+        # crumb_eval averages over every judged query: the ones without a positive (dropped by the layout) score 0
         main = scored(graded)
-        scale = len(graded) / extra["judged"] if extra["judged"] else 0.0
+        scale = len(graded) / (len(graded) + len(self.zero_score_queries(hf_subset, hf_split)))
         parts = {"ndcg": main.ndcg, "_map": main.map, "recall": main.recall, "precision": main.precision,
                  "mrr": main.mrr, "hit_rate": main.hit_rate}
         parts = {k: {m: v * scale for m, v in d.items()} for k, d in parts.items()}
         naucs, naucs_mrr = main.naucs, main.naucs_mrr
         if self.binary_recall:
             bin_scores = scored(binary)
-            bscale = len(binary) / extra["binary_judged"] if extra["binary_judged"] else 0.0
+            bscale = len(binary) / (len(binary) + len(extra["binary_zero"])) if binary else 0.0
             for key, values in (("recall", bin_scores.recall), ("precision", bin_scores.precision),
                                 ("mrr", bin_scores.mrr), ("hit_rate", bin_scores.hit_rate)):
                 parts[key] = {m: v * bscale for m, v in values.items()}
         task_scores = self.task_specific_scores(main.all_scores, graded, {q: results.get(q, {}) for q in graded},
                                                 hf_split=hf_split, hf_subset=hf_subset)
-        task_scores["official_judged_queries"] = float(extra["judged"])
-        task_scores["scored_queries"] = float(len(graded))
-        return make_score_dict(ndcg=parts["ndcg"], _map=parts["_map"], recall=parts["recall"],
-                               precision=parts["precision"], mrr=parts["mrr"], naucs=naucs, naucs_mrr=naucs_mrr,
-                               hit_rate=parts["hit_rate"], task_scores=task_scores,
-                               previous_results_model_meta=self._previous_results_model_meta)
+        scores = make_score_dict(ndcg=parts["ndcg"], _map=parts["_map"], recall=parts["recall"],
+                                 precision=parts["precision"], mrr=parts["mrr"], naucs=naucs, naucs_mrr=naucs_mrr,
+                                 hit_rate=parts["hit_rate"], task_scores=task_scores,
+                                 previous_results_model_meta=self._previous_results_model_meta)
+        # the means are rescaled above (two populations on paper_retrieval); this adds the counts and the zeros
+        return self.count_zero_score_queries(scores, hf_subset, hf_split, len(graded), rescale=())
 
 
 # task name → (CamelCase, domains, what the queries and documents are, full-document setting, MaxP, binary qrels)
@@ -314,5 +309,5 @@ BENCHMARK = Benchmark(
     citation=CITATION,
 )
 
-__all__ = ["BENCHMARK", "TASKS", "CRUMBTask", "maxp_collapse", "parse_official_counts",
+__all__ = ["BENCHMARK", "TASKS", "CRUMBTask", "maxp_collapse", "passage_parent",
            *(cls.__name__ for cls in TASKS)]

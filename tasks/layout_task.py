@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 
+from complexir import reader
 from complexir.metrics import adhoc_per_query, max_depth, rank_run
-from complexir.reader import list_subsets
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +30,11 @@ DATA_DIR_ENV = "COMPLEXIR_DATA_DIR"
 
 # Per-query scores kept for significance tests, MTEB-style keys → our measure names (the same maths as
 # trec_eval: tests check equality with pytrec_eval, which MTEB itself uses).
+# MTEB score keys that are means over queries where a query without a relevant document scores 0: the
+# ones a judged-but-positive-less query (dropped from the layout) must still count in, as trec_eval/ndeval do.
+QUERY_MEAN_PREFIXES = ("ndcg_at_", "map_at_", "recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_",
+                       "alpha_ndcg_at_", "strecall_at_")
+
 PER_QUERY_ADHOC = {"ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10",
                    "recall_at_100": "R@100", "map_at_10": "AP@10", "mrr_at_10": "RR@10"}
 
@@ -51,6 +56,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         super().__init__(*args, **kwargs)
         # hf_subset → split → MTEB-style metric key → query id → value; filled while evaluating
         self.per_query_scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+        # layout subset → split → judged queries without a relevant document (from the card; they score 0)
+        self._zero_score_queries: dict[str, dict[str, list[str]]] = {}
 
     def data_source(self) -> tuple[str, str | None]:
         """(local folder or Hub repo id, revision) this task reads."""
@@ -70,7 +77,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         folder = Path(data_dir) / self.benchmark_dir
         if not (folder / "README.md").is_file():
             return []
-        present = set(list_subsets(folder))
+        present = set(reader.list_subsets(folder))
         return [s for s, layout in self.layout_subsets.items() if layout in present]
 
     def available_in(self, data_dir: str | os.PathLike) -> bool:
@@ -110,6 +117,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         logger.info("%s: reading %s", self.metadata.name, path)
         if self.allow_missing_subsets and revision is None:  # a local folder
             self.restrict_to_present()
+        self._zero_score_queries = reader.zero_score_queries(path, revision)
         self.dataset = {
             hf_subset: {split: self.load_split(path, revision, hf_subset, split) for split in self.eval_splits}
             for hf_subset in self.layout_subsets
@@ -117,6 +125,38 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         }
         self.dataset_transform(num_proc=num_proc)
         self.data_loaded = True
+
+    def zero_score_queries(self, hf_subset: str, split: str) -> list[str]:
+        """Judged queries of this subset and split that have no relevant document: they score 0 in every mean."""
+        return self._zero_score_queries.get(self.layout_subsets[hf_subset], {}).get(split, [])
+
+    def _evaluate_subset(self, model: Any, data_split: RetrievalSplitData, *, hf_split: str, hf_subset: str,
+                         **kwargs: Any) -> dict[str, Any]:
+        """MTEB's evaluation, then the judged queries without a relevant document counted in with score 0.
+
+        MTEB drops such queries (it cannot rank for them); trec_eval and ndeval average them in as 0. Every
+        measure in ``QUERY_MEAN_PREFIXES`` is 0 for them, so the mean over all judged queries is exactly the
+        mean over the scored ones times scored / judged.
+        """
+        scores = super()._evaluate_subset(model, data_split, hf_split=hf_split, hf_subset=hf_subset, **kwargs)
+        scored = sum(1 for docs in data_split["relevant_docs"].values() if any(v > 0 for v in docs.values()))
+        return self.count_zero_score_queries(scores, hf_subset, hf_split, scored, rescale=QUERY_MEAN_PREFIXES)
+
+    def count_zero_score_queries(self, scores: dict[str, Any], hf_subset: str, split: str, scored: int, *,
+                                 rescale: tuple[str, ...]) -> dict[str, Any]:
+        """Rescale the means whose keys start with ``rescale`` to all judged queries, give the zero-score
+        queries a 0 in the per-query scores, and record both counts in ``scores``."""
+        zero = self.zero_score_queries(hf_subset, split)
+        if zero:
+            factor = scored / (scored + len(zero))
+            for key, value in scores.items():
+                if key.startswith(rescale) and isinstance(value, (int, float)):
+                    scores[key] = value * factor
+            for values in self.per_query_scores.get(hf_subset, {}).get(split, {}).values():
+                values.update(dict.fromkeys(zero, 0.0))
+        scores["judged_queries"] = float(scored + len(zero))
+        scores["judged_queries_without_positive"] = float(len(zero))
+        return scores
 
     def task_specific_scores(
         self,

@@ -216,6 +216,7 @@ def test_task_scores_equal_ir_measures_and_pyndeval(demo_dir, task_name):
     ir_measures = pytest.importorskip("ir_measures")
     pyndeval = pytest.importorskip("pyndeval")
     from complexir.tasks import TASKS_BY_NAME
+    from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
 
     task = TASKS_BY_NAME[task_name]()
     task.data_dir = demo_dir
@@ -248,6 +249,27 @@ def test_task_scores_equal_ir_measures_and_pyndeval(demo_dir, task_name):
     for q in qrels:
         assert ours["alpha_ndcg_at_20"][q] == pytest.approx(ref[q]["alpha-nDCG@20"], abs=1e-12), q
         assert ours["strecall_at_20"][q] == pytest.approx(ref[q]["strec@20"], abs=1e-12), q
+
+    # The means: ndeval averages over every judged topic, a topic whose nuggets no document supports
+    # included (it scores 0). The layout cannot keep such a topic; its card lists it and the task counts it in.
+    judged = {q.query_id for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels"))}
+    zero = task.zero_score_queries("default", "test")
+    assert set(zero) == judged - set(qrels)
+    if subset == "cast2020":
+        assert zero == ["103_1"]  # the demo's topic whose nuggets have no support
+    everything = [q for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels"))]
+    full_run = scored + [ir_measures.ScoredDoc(q, d, float(i)) for q in zero
+                         for i, d in enumerate(sorted(run[next(iter(run))]))]
+    means = {key: sum(ours[key].values()) / len(ours[key]) for key in ("alpha_ndcg_at_20", "strecall_at_20")}
+    task.per_query_scores = {"default": {"test": {key: dict(ours[key]) for key in means}}}
+    task.count_zero_score_queries(means, "default", "test", len(qrels), rescale=QUERY_MEAN_PREFIXES)
+    for name, key in (("alpha_nDCG@20", "alpha_ndcg_at_20"), ("StRecall@20", "strecall_at_20")):
+        per_topic = {m.query_id: m.value for m in
+                     ir_measures.iter_calc([ir_measures.parse_measure(name)], everything, full_run)}
+        assert set(per_topic) == judged
+        assert means[key] == pytest.approx(sum(per_topic.values()) / len(judged), abs=1e-12), name
+        assert task.per_query_scores["default"]["test"][key] == pytest.approx(per_topic, abs=1e-12), name
+    assert means["judged_queries"] == len(judged)
 
     # and the judgments the task reads are the build's nuggets config, unchanged
     assert nugget_judgments(load(demo_dir / "coveragebench", subset, "nuggets")) == {

@@ -19,7 +19,7 @@ from mteb.types import PromptType
 
 from complexir.errors import UpstreamFormatError
 from complexir.loading_scripts.crumb import build_crumb
-from complexir.tasks.crumb import parse_official_counts
+from complexir.reader import zero_score_queries
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"
 TASKS = ["clinical_trial", "legal_qa", "paper_retrieval"]
@@ -91,11 +91,16 @@ def test_clinical_trial_rows(built: Path) -> None:
 
 def test_card_counts_and_notes(built: Path) -> None:
     readme = (built / "README.md").read_text(encoding="utf-8")
-    assert parse_official_counts(readme) == {
+    judged = {  # the official crumb_eval population: queries with at least one judgment
         "clinical_trial": {"test": 3, "validation": 1}, "clinical_trial_full": {"test": 3, "validation": 1},
         "legal_qa": {"test": 2, "validation": 1}, "legal_qa_full": {"test": 2, "validation": 1},
         "paper_retrieval": {"test": 3, "test_binary": 3, "validation": 1, "validation_binary": 1},
     }
+    zero = zero_score_queries(built)  # judged, no positive after the cast: dropped, listed in the card
+    assert zero == {"paper_retrieval": {"test": ["doris-mae-63"]}}
+    for subset, splits in judged.items():
+        for split, count in splits.items():
+            assert len(rows(built, subset, "queries", split)) + len(zero.get(subset, {}).get(split, [])) == count
     assert "| paper_retrieval | test | passage_qrels | 9 | 4 | 3 | 0 | 3 | 2 |" in readme
     assert "test: passage_qrels labels changed by the int cast: 4" in readme
     assert "license: cc-by-nc-4.0" in readme and "2509.07253" in readme
@@ -188,7 +193,7 @@ def test_scores_equal_official_recipe(built: Path, reversed_model, tmp_path: Pat
         assert scores[split]["recall_at_1"] == pytest.approx(rec[R @ 1], abs=5e-6), split
         assert scores[split]["precision_at_1"] == pytest.approx(rec[P @ 1], abs=5e-6), split
     if binary:  # the 0.5-only query counts as 0 in nDCG and with its binary positive in recall
-        assert scores["test"]["official_judged_queries"] == 3 and scores["test"]["scored_queries"] == 2
+        assert scores["test"]["judged_queries"] == 3 and scores["test"]["judged_queries_without_positive"] == 1
 
 
 def test_instruction_reaches_instruct_models_only(built: Path) -> None:

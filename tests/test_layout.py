@@ -94,9 +94,17 @@ def test_card_has_hub_metadata_and_real_counts(toy):
     names = [c["config_name"] for c in meta["configs"]]
     assert names == ["drugs-corpus", "drugs-queries", "drugs-qrels", "drugs-nuggets"]
     body = (toy / "README.md").read_text()
-    assert "| drugs | test | 3 | 2 | 3 | 2 | 1 |" in body  # docs, queries, qrels, nuggets, dropped
+    assert "| drugs | test | 3 | 2 | 3 | 2 | 1 | 1 |" in body  # docs, queries, qrels, nuggets, dropped, judged
+    assert meta["complexir"] == {"zero_score_queries": {"drugs": {"test": ["q3"]}}}  # judged, no positive
+    assert reader.zero_score_queries(toy) == {"drugs": {"test": ["q3"]}}
     assert validate_folder(toy) == {"drugs": {"documents": 3, "splits": {
         "test": {"queries": 2, "qrels": 3, "nuggets": 2}}}}
+
+
+def test_unjudged_queries_are_dropped_without_a_zero_score(tmp_path):
+    out = build(tmp_path / "toy", queries=[*QUERIES, {"id": "q4", "text": "never judged"}])
+    assert reader.zero_score_queries(out) == {"drugs": {"test": ["q3"]}}  # q4 is outside the population
+    assert "| drugs | test | 3 | 2 | 3 | 2 | 2 | 1 |" in (out / "README.md").read_text()
 
 
 def test_build_is_deterministic(tmp_path):

@@ -1,4 +1,5 @@
-"""`complexir run` end to end: the packaged model on every demo benchmark, then a cached rerun."""
+"""`complexir run` end to end: the packaged model on every demo benchmark, then a cached rerun; the cache is
+per model, and a long-document experiment keeps its own files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from complexir.cli.run_cmd import demo_data_dir
 from complexir.tasks import BENCHMARKS, TASKS
 from complexir.validation import validate_folder
 
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIR = "sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a"
 
 
@@ -53,9 +55,9 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
             values = splits["test"]["ndcg_at_10"]
             entry = next(e for e in result["scores"]["test"] if e["hf_subset"] == subset)
             assert set(splits["test"]) <= set(entry)  # no per-query measure beyond what the task retrieved
-            # CRUMB's official mean also counts judged queries without a positive (0 by definition)
-            queries = entry.get("official_judged_queries", len(values))
-            assert sum(values.values()) / queries == pytest.approx(entry["ndcg_at_10"], abs=1e-5)  # MTEB rounds
+            # judged queries without a positive count in with 0 (trec_eval, ndeval): per-query has them too
+            assert len(values) == entry["judged_queries"]
+            assert sum(values.values()) / len(values) == pytest.approx(entry["ndcg_at_10"], abs=1e-5)  # MTEB rounds
 
     # A rerun of one benchmark with the same cache encodes nothing and gives the same scores.
     assert main(["run", "--cache", str(cache), "--benchmark", "IRSC", "--output", str(tmp_path / "again")]) == 0
@@ -71,3 +73,95 @@ def test_run_rejects_unknown_names(capsys):
     assert "unknown benchmark" in capsys.readouterr().err
     assert main(["run", "--task", "NoSuchTask"]) == 1
     assert "unknown task" in capsys.readouterr().err
+
+
+
+def _run(capsys, *args: str) -> dict[tuple[str, ...], list[str]]:
+    """One ``complexir run`` in this process: its table as {(task, subset, split): [main, nDCG@10, R@100, docs/s]}."""
+    assert main(["run", *args]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    assert rows
+    return {tuple(r[1:4]): [*r[4:7], r[-1]] for r in rows}
+
+
+def _cached(table: dict) -> set[bool]:
+    return {row[-1] == "cached" for row in table.values()}
+
+
+def _scores(table: dict) -> dict:
+    return {key: row[:-1] for key, row in table.items()}
+
+
+def test_cache_is_keyed_by_model_revision_and_length(tmp_path, capsys):
+    cache = str(tmp_path / "embeddings")
+    common = ["--benchmark", "IRSC", "--task", "IRSCQuery", "--cache", cache, "--output", str(tmp_path / "out")]
+
+    first = _run(capsys, *common)
+    assert _cached(first) == {False}
+    again = _run(capsys, *common)  # same model, revision and length: every vector from the cache
+    assert _cached(again) == {True}
+    assert _scores(again) == _scores(first)
+
+    # A shorter max length is another model: it encodes again and scores differently.
+    short = _run(capsys, *common, "--max-seq-length", "8")
+    assert _cached(short) == {False}
+    assert _scores(short) != _scores(first)
+    # Another name for the same weights is still filed apart (its own cache folder).
+    renamed = _run(capsys, *common, "--model-name", "my-org/renamed")
+    assert _cached(renamed) == {False}
+    assert _scores(renamed) == _scores(first)
+    # --model-name drops the `__max<N>` suffix from the name: the length still keys the cache.
+    renamed_short = _run(capsys, *common, "--model-name", "my-org/renamed", "--max-seq-length", "8")
+    assert _cached(renamed_short) == {False}
+    assert _scores(renamed_short) == _scores(short)
+    assert _cached(_run(capsys, *common, "--max-seq-length", "8")) == {True}
+
+
+def test_chunked_run_keeps_its_own_per_query_scores_and_report_finds_them(tmp_path, capsys):
+    from mteb.models.model_meta import ModelMeta
+
+    from complexir.report import load_run
+
+    out = tmp_path / "out"
+    common = ["--task", "LoCoV1QasperAbstract", "--output", str(out)]
+    plain = _run(capsys, *common)
+    plain_file = out / "per_query" / MODEL_DIR / "LoCoV1QasperAbstract.json"
+    plain_bytes = plain_file.read_bytes()
+    chunked = _run(capsys, *common, "--long-docs", "chunk")
+    assert plain.keys() == chunked.keys()
+
+    assert plain_file.read_bytes() == plain_bytes  # the chunked run did not overwrite the plain scores
+    experiments = out / "results" / MODEL_DIR / "experiments"
+    (experiment,) = [p.name for p in experiments.iterdir()]
+    meta = json.loads((experiments / experiment / "model_meta.json").read_text())
+    assert meta["experiment_kwargs"]["long_docs"] == "maxp"
+    chunk_file = out / "per_query" / MODEL_DIR / "experiments" / experiment / "LoCoV1QasperAbstract.json"
+    payload = json.loads(chunk_file.read_text())
+    assert payload["experiment"] == experiment and json.loads(plain_bytes)["experiment"] is None
+    chunk_result = json.loads((experiments / experiment / "LoCoV1QasperAbstract.json").read_text())
+    entry = chunk_result["scores"]["test"][0]
+    values = payload["scores"]["default"]["test"]["ndcg_at_10"]
+    assert sum(values.values()) / len(values) == pytest.approx(entry["ndcg_at_10"], abs=1e-5)
+
+    # Both runs under one output: a choice is needed; the model name picks the plain run,
+    # mteb's "NAME (k=v, ...)" or NAME/experiments/EXPERIMENT the chunked one.
+    with pytest.raises(ValueError, match="experiments/" + experiment):
+        load_run(out)
+    assert load_run(out, model=MODEL).experiment is None
+    label = ModelMeta.model_construct(name=MODEL, experiment_kwargs=meta["experiment_kwargs"])
+    label = label.model_name_with_experiment
+    for choice in (label, f"{MODEL}/experiments/{experiment}"):
+        run = load_run(out, model=choice)
+        assert run.experiment == experiment and run.label == label
+        assert run.per_query["LoCoV1QasperAbstract"] == payload["scores"]
+        assert run.task_results["LoCoV1QasperAbstract"].scores["test"][0]["ndcg_at_10"] == entry["ndcg_at_10"]
+
+    # `complexir report` on the chunked folder, the plain run as baseline: per-query scores on both sides.
+    report = tmp_path / "report"
+    assert main(["report", str(experiments / experiment), "--baseline", str(out), "--baseline-model", MODEL,
+                 "--out", str(report)]) == 0
+    significance = json.loads((report / "complexir_report" / "significance.json").read_text())
+    assert significance["experiment"] == experiment and significance["baseline_experiment"] is None
+    tested = {t["metric"]: t for t in significance["tests"]}
+    assert tested["ndcg_at_10"]["n"] == len(values)
+    assert label in (report / "complexir_report" / "report.md").read_text()
