@@ -1,12 +1,24 @@
 """Publish a built benchmark folder (dataset repo) or a metric folder (Gradio Space) to the Hub.
 
+A metric folder is not uploaded as is: its module imports the maths from ``complexir.metrics``, which a
+Space cannot install (complexir is not on PyPI). ``stage_space`` therefore writes a copy in which the maths
+modules are vendored as one generated sibling file, ``_complexir_metrics.py``, imported relatively.
+Why one flattened file: ``evaluate.loading.get_imports`` scans only the metric script itself, and
+``_download_additional_modules`` fetches each relative import of that script as a sibling ``<name>.py``
+(next to the script on disk, or from the Space's ``resolve/<revision>/`` URL), without looking into the
+fetched files. Sibling modules that import each other (``coverage`` → ``measures``) would only be fetched
+if the script named each of them; one self-contained file needs one import line and nothing else.
+
 The token comes from ``HF_TOKEN`` or the Hugging Face login, resolved by ``huggingface_hub`` itself;
 it is never read, printed or logged here.
 """
 
 from __future__ import annotations
 
+import ast
 import logging
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,15 +29,27 @@ logger = logging.getLogger(__name__)
 #: Never uploaded: caches and local build leftovers.
 IGNORE_PATTERNS = ["__pycache__/*", "**/__pycache__/*", "*.pyc", ".git/*", ".cache/*", "**/.cache/*", ".DS_Store"]
 
+#: The generated file holding the vendored maths in a staged Space (leading underscore: never taken for the
+#: metric script, and no clash with a PyPI package on the Space's ``sys.path``).
+VENDORED_MODULE = "_complexir_metrics"
+
+#: The package whose modules are vendored.
+_MATHS_PACKAGE = "complexir.metrics"
+
 
 @dataclass(frozen=True)
 class PushPlan:
-    """What ``push`` would do: the repo type (and Space SDK) and the files with their sizes."""
+    """What ``push`` would do: the repo type (and Space SDK) and the files with their sizes.
+
+    ``folder`` is the folder given; ``upload_folder`` is what is uploaded (the staged copy for a Space,
+    ``None`` once a temporary staging folder is gone).
+    """
 
     folder: Path
     repo_type: str  # "dataset" or "space"
     space_sdk: str | None
     files: list[tuple[str, int]]
+    upload_folder: Path | None = None
 
 
 def _front_matter(readme: Path) -> dict:
@@ -53,28 +77,320 @@ def detect_repo_type(folder: Path) -> tuple[str, str | None]:
     )
 
 
-def plan_push(folder: str | Path) -> PushPlan:
-    """The upload plan for ``folder``, computed locally (no network)."""
+def _listing(folder: Path) -> list[tuple[str, int]]:
     from huggingface_hub.utils import filter_repo_objects
 
+    paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    kept = filter_repo_objects(paths, ignore_patterns=IGNORE_PATTERNS)
+    return [(p, (folder / p).stat().st_size) for p in kept]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Staging a metric folder as a self-contained Space
+# --------------------------------------------------------------------------------------------------------
+
+
+def metric_script(folder: Path) -> Path:
+    """The metric module of a metric folder: ``<folder name>.py``, else its only public ``*.py`` besides app.py."""
+    named = folder / f"{folder.name}.py"
+    if named.is_file():
+        return named
+    candidates = [p for p in sorted(folder.glob("*.py")) if p.name != "app.py" and not p.name.startswith("_")]
+    if len(candidates) != 1:
+        raise ValueError(f"{folder}: expected one metric script <name>.py next to app.py, found "
+                         f"{[p.name for p in candidates]}")
+    return candidates[0]
+
+
+def _space_name(repo_id: str | None, script: Path) -> str:
+    """The Space's name, which is also the script's file stem: ``evaluate.load("ORG/NAME")`` fetches ``NAME.py``."""
+    if repo_id is None:
+        return script.stem
+    parts = repo_id.split("/")
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"--repo must be ORG/NAME, got {repo_id!r}")
+    name = parts[1]
+    if not name.replace("-", "_").isidentifier():
+        raise ValueError(f"{repo_id}: the Space name becomes the metric's module name ({name}.py); "
+                         "use letters, digits, '_' or '-'")
+    return name
+
+
+def _maths_dir() -> Path:
+    import complexir.metrics
+
+    return Path(complexir.metrics.__file__).resolve().parent
+
+
+def _relative_deps(tree: ast.Module, where: Path) -> list[str]:
+    """Sibling modules a maths module imports relatively (``from .x import a, b``), in order."""
+    deps = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            if node.level != 1 or not node.module:
+                raise ValueError(f"{where}:{node.lineno}: only `from .module import name` can be vendored")
+            if any(alias.asname for alias in node.names) or any(alias.name == "*" for alias in node.names):
+                raise ValueError(f"{where}:{node.lineno}: aliased or star relative imports cannot be vendored")
+            deps.append(node.module.split(".")[0])
+    return deps
+
+
+def _module_order(roots: list[str], maths: Path) -> list[str]:
+    """``roots`` plus every module they need, each after its dependencies (depth-first, deterministic)."""
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        if name in visiting:
+            raise ValueError(f"{maths}: circular relative imports through {name}.py cannot be flattened")
+        path = maths / f"{name}.py"
+        if not path.is_file():
+            raise ValueError(f"{path}: imported by the metric but not found")
+        visiting.add(name)
+        for dep in _relative_deps(ast.parse(path.read_text(encoding="utf-8")), path):
+            visit(dep)
+        visiting.discard(name)
+        order.append(name)
+
+    for root in roots:
+        visit(root)
+    return order
+
+
+def _defined_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def flatten_maths(modules: list[str], maths: Path | None = None) -> tuple[str, set[str]]:
+    """One self-contained module from the maths ``modules`` (dependencies first): the source text and its
+    top-level names.
+
+    Absolute imports are hoisted and deduplicated, relative imports dropped (their names now live in the
+    same namespace), ``__all__`` and module docstrings dropped. The same name defined twice is allowed only
+    with identical code (``logger = logging.getLogger(__name__)``); anything else is an error, never a
+    silent shadowing.
+    """
+    maths = maths or _maths_dir()
+    plain_imports: list[str] = []  # `import x` statements
+    from_imports: dict[str, list[str]] = {}  # module -> names (with `as`), merged across modules
+    defined: dict[str, tuple[str, str]] = {}  # name -> (module, dumped ast)
+    bodies: list[str] = []
+    for name in modules:
+        path = maths / f"{name}.py"
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        lines = source.splitlines(keepends=True)
+        drop: set[int] = set()  # 0-based line numbers
+        for index, node in enumerate(tree.body):
+            first_line = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            span = range(first_line - 1, node.end_lineno)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if isinstance(node, ast.Import):
+                    if (statement := ast.unparse(node)) not in plain_imports:
+                        plain_imports.append(statement)
+                elif not node.level:
+                    merged = from_imports.setdefault(node.module, [])
+                    for alias in node.names:
+                        spelled = alias.name + (f" as {alias.asname}" if alias.asname else "")
+                        if spelled not in merged:
+                            merged.append(spelled)
+                drop.update(span)
+                continue
+            if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                drop.update(span)  # module docstring
+                continue
+            names = _defined_names(node)
+            if names == ["__all__"]:
+                drop.update(span)
+                continue
+            dumped = ast.dump(node)
+            repeated = False
+            for defined_name in names:
+                if defined_name in defined:
+                    first_module, first_dump = defined[defined_name]
+                    if first_dump != dumped:
+                        raise ValueError(f"{path}:{node.lineno}: {defined_name!r} is also defined differently in "
+                                         f"{first_module}.py; rename one before vendoring")
+                    repeated = True
+                else:
+                    defined[defined_name] = (name, dumped)
+            if repeated:
+                drop.update(span)
+        body = "".join(line for number, line in enumerate(lines) if number not in drop).strip("\n")
+        bodies.append(f"# ---- complexir.metrics.{name} " + "-" * max(4, 80 - len(name)) + "\n\n" + body + "\n")
+    future_names = from_imports.pop("__future__", [])
+    future = [f"from __future__ import {', '.join(future_names)}"] if future_names else []
+    others = plain_imports + [f"from {module} import {', '.join(names)}" for module, names in from_imports.items()]
+    header = (
+        '"""complexir.metrics flattened into one module for this Space.\n\n'
+        f"Sources, in order: {', '.join(m + '.py' for m in modules)}.\n"
+        "Generated by `complexir push`: the Hub Space cannot pip-install complexir, and `evaluate` fetches only\n"
+        "the files its metric script imports directly. Do not edit; edit complexir's metrics/*.py instead.\n"
+        '"""\n\n'
+    )
+    text = header + "\n".join(future) + ("\n\n" if future else "") + "\n".join(others) + "\n\n\n"
+    text += "\n\n".join(bodies)
+    while "\n\n\n\n" in text:
+        text = text.replace("\n\n\n\n", "\n\n\n")
+    compile(text, f"{VENDORED_MODULE}.py", "exec")
+    return text, set(defined)
+
+
+def _rewrite_script(script: Path, maths: Path) -> tuple[str, list[str], set[str]]:
+    """The script with each ``from complexir.metrics[.sub] import ...`` pointed at the vendored sibling: the
+    new text, the maths modules it needs and the names it imports."""
+    source = script.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    roots: list[str] = []
+    wanted: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "complexir" for a in node.names):
+            raise ValueError(f"{script}:{node.lineno}: use `from complexir.metrics import name` so it can be vendored")
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+            continue
+        if node.module.split(".")[0] != "complexir":
+            continue
+        if node.module != _MATHS_PACKAGE and not node.module.startswith(_MATHS_PACKAGE + "."):
+            raise ValueError(f"{script}:{node.lineno}: imports {node.module}; a Space can only vendor "
+                             f"{_MATHS_PACKAGE} (numpy and the standard library)")
+        if node not in tree.body:
+            raise ValueError(f"{script}:{node.lineno}: complexir imports must be at module level")
+        if any(a.name == "*" for a in node.names):
+            raise ValueError(f"{script}:{node.lineno}: star imports cannot be vendored")
+        if node.module == _MATHS_PACKAGE:
+            init = maths / "__init__.py"
+            roots.extend(_relative_deps(ast.parse(init.read_text(encoding="utf-8")), init))
+        else:
+            roots.append(node.module[len(_MATHS_PACKAGE) + 1:].split(".")[0])
+        wanted.update(a.name for a in node.names)
+        # One line, same names: evaluate's get_imports reads the line's module (`._complexir_metrics`).
+        statement = f"from .{VENDORED_MODULE} import " + ", ".join(
+            a.name + (f" as {a.asname}" if a.asname else "") for a in node.names) + "\n"
+        first, last = node.lineno - 1, node.end_lineno - 1
+        lines[first:last + 1] = [statement] + [""] * (last - first)
+    if not roots:
+        raise ValueError(f"{script}: does not import {_MATHS_PACKAGE}; nothing to vendor")
+    return "".join(lines), roots, wanted
+
+
+def _rewrite_app(app: Path, old: str, new: str) -> str:
+    """app.py loading ``new`` instead of ``old`` (the script's file name, a string literal in app.py)."""
+    source = app.read_text(encoding="utf-8")
+    hits = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and n.value == old]
+    if len(hits) != 1:
+        raise ValueError(f"{app}: expected the script file name {old!r} once as a string, found {len(hits)}")
+    return source.replace(f'"{old}"', f'"{new}"').replace(f"'{old}'", f"'{new}'")
+
+
+def _space_requirements(requirements: Path) -> str:
+    """requirements.txt without ``complexir`` (vendored instead; it is not on PyPI)."""
+    kept = []
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        name = requirement.split(";")[0]
+        for sep in "<>=!~[ @":
+            name = name.split(sep)[0]
+        if name.strip().lower() == "complexir":
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip("\n") + "\n"
+
+
+def stage_space(folder: str | Path, out_dir: str | Path, repo_id: str | None = None) -> Path:
+    """Write a self-contained copy of the metric ``folder`` into ``out_dir`` (created; must be empty) and
+    return it.
+
+    The copy holds the folder's files with the script renamed ``<Space name>.py`` (``evaluate.load("ORG/NAME")``
+    downloads ``NAME.py``), its ``complexir.metrics`` imports rewritten to ``from ._complexir_metrics import``,
+    app.py pointed at the renamed script, ``complexir`` dropped from requirements.txt, and the generated
+    ``_complexir_metrics.py``.
+    """
+    folder, out_dir = Path(folder), Path(out_dir)
+    if detect_repo_type(folder)[0] != "space":
+        raise ValueError(f"{folder}: not a metric folder")
+    script = metric_script(folder)
+    name = _space_name(repo_id, script)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise FileExistsError(f"{out_dir}: staging folder is not empty")
+    maths = _maths_dir()
+    script_text, roots, wanted = _rewrite_script(script, maths)
+    modules = _module_order(roots, maths)
+    vendored, names = flatten_maths(modules, maths)
+    if missing := sorted(wanted - names):
+        raise ValueError(f"{script}: imports {missing} which {', '.join(modules)} do not define")
+    if (folder / f"{VENDORED_MODULE}.py").exists():
+        raise ValueError(f"{folder}: {VENDORED_MODULE}.py is generated by staging; remove it from the folder")
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for relative, _ in _listing(folder):
+        source = folder / relative
+        if source == script:
+            continue
+        target = out_dir / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if relative == "app.py":
+            target.write_text(_rewrite_app(source, script.name, f"{name}.py"), encoding="utf-8")
+        elif relative == "requirements.txt":
+            target.write_text(_space_requirements(source), encoding="utf-8")
+        else:
+            shutil.copyfile(source, target)
+    (out_dir / f"{name}.py").write_text(script_text, encoding="utf-8")
+    (out_dir / f"{VENDORED_MODULE}.py").write_text(vendored, encoding="utf-8")
+    logger.info("staged %s as Space module %s.py with %s vendored into %s.py", folder, name,
+                ", ".join(modules), VENDORED_MODULE)
+    return out_dir
+
+
+# --------------------------------------------------------------------------------------------------------
+# Plan and push
+# --------------------------------------------------------------------------------------------------------
+
+
+def plan_push(folder: str | Path, repo_id: str | None = None, *, stage_dir: str | Path | None = None) -> PushPlan:
+    """The upload plan for ``folder``, computed locally (no network).
+
+    A metric folder is staged (``stage_space``) into ``stage_dir``, or into a temporary folder that is
+    removed once listed (then ``upload_folder`` is ``None``); the plan lists the staged files.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
     repo_type, sdk = detect_repo_type(folder)
-    paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    kept = list(filter_repo_objects(paths, ignore_patterns=IGNORE_PATTERNS))
-    return PushPlan(folder, repo_type, sdk, [(p, (folder / p).stat().st_size) for p in kept])
+    if repo_type == "dataset":
+        return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
+    if stage_dir is not None:
+        staged = stage_space(folder, stage_dir, repo_id)
+        return PushPlan(folder, repo_type, sdk, _listing(staged), staged)
+    with tempfile.TemporaryDirectory(prefix="complexir-space-") as tmp:
+        return PushPlan(folder, repo_type, sdk, _listing(stage_space(folder, tmp, repo_id)), None)
 
 
-def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bool = False) -> PushPlan:
-    """Create the repo if needed and upload the folder; with ``dry_run`` only return the plan."""
-    plan = plan_push(folder)
-    if dry_run:
-        return plan
-    from huggingface_hub import create_repo, upload_folder
+def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bool = False,
+         stage_dir: str | Path | None = None) -> PushPlan:
+    """Create the repo if needed and upload the folder (a metric folder: its staged copy); with ``dry_run``
+    only return the plan. ``stage_dir`` keeps the staged Space copy there for inspection."""
+    with tempfile.TemporaryDirectory(prefix="complexir-space-") as tmp:
+        plan = plan_push(folder, repo_id, stage_dir=stage_dir if stage_dir is not None else tmp)
+        if dry_run:
+            return plan if stage_dir is not None or plan.repo_type == "dataset" else _forget_upload(plan)
+        from huggingface_hub import create_repo, upload_folder
 
-    create_repo(repo_id, repo_type=plan.repo_type, private=private, exist_ok=True, space_sdk=plan.space_sdk)
-    upload_folder(repo_id=repo_id, repo_type=plan.repo_type, folder_path=str(plan.folder),
-                  ignore_patterns=IGNORE_PATTERNS, commit_message=f"Upload {plan.folder.name} with complexir push")
-    logger.info("uploaded %d file(s) to %s %s", len(plan.files), plan.repo_type, repo_id)
-    return plan
+        create_repo(repo_id, repo_type=plan.repo_type, private=private, exist_ok=True, space_sdk=plan.space_sdk)
+        upload_folder(repo_id=repo_id, repo_type=plan.repo_type, folder_path=str(plan.upload_folder),
+                      ignore_patterns=IGNORE_PATTERNS, commit_message=f"Upload {plan.folder.name} with complexir push")
+        logger.info("uploaded %d file(s) to %s %s", len(plan.files), plan.repo_type, repo_id)
+        return plan if stage_dir is not None or plan.repo_type == "dataset" else _forget_upload(plan)
+
+
+def _forget_upload(plan: PushPlan) -> PushPlan:
+    """The plan without its temporary staging folder (removed on return)."""
+    return PushPlan(plan.folder, plan.repo_type, plan.space_sdk, plan.files, None)

@@ -21,17 +21,8 @@ def benchmark_folder() -> Path:
 
 
 @pytest.fixture
-def metric_folder(tmp_path) -> Path:
-    real = REPO / "metrics" / "alpha_ndcg"
-    if (real / "app.py").is_file():
-        return real
-    folder = tmp_path / "toy_metric"
-    folder.mkdir()
-    (folder / "toy_metric.py").write_text("import evaluate\n")
-    (folder / "app.py").write_text("from evaluate.utils import launch_gradio_widget\n")
-    (folder / "README.md").write_text("---\ntitle: toy\nsdk: gradio\n---\n")
-    (folder / "requirements.txt").write_text("evaluate\n")
-    return folder
+def metric_folder() -> Path:
+    return REPO / "metrics" / "alpha_ndcg"
 
 
 def _files(folder: Path) -> set[str]:
@@ -51,22 +42,42 @@ def test_dry_run_on_a_benchmark_lists_every_file(benchmark_folder, capsys, monke
         assert f"{size:>12,d}  {path}" in out
 
 
-def test_dry_run_on_a_metric_is_a_gradio_space(metric_folder, capsys, tmp_path):
+def test_dry_run_on_a_metric_lists_the_staged_space(metric_folder, capsys):
     (metric_folder / "__pycache__").mkdir(exist_ok=True)
     junk = metric_folder / "__pycache__" / "x.cpython-311.pyc"
     created = not junk.exists()
     junk.write_bytes(b"\0")
     try:
         assert main(["push", str(metric_folder), "--repo", "org/metric", "--dry-run"]) == 0
-        plan = plan_push(metric_folder)
+        plan = plan_push(metric_folder, "org/metric")
     finally:
         if created:
             junk.unlink()
-    assert "to space (sdk gradio) repo org/metric" in capsys.readouterr().out
-    assert (plan.repo_type, plan.space_sdk) == ("space", "gradio")
-    names = {p for p, _ in plan.files}
-    assert {"app.py", "README.md"} <= names and not any("__pycache__" in n for n in names)
-    assert names == _files(metric_folder)
+    out = capsys.readouterr().out
+    assert "to space (sdk gradio) repo org/metric" in out and "_complexir_metrics.py" in out
+    assert (plan.repo_type, plan.space_sdk, plan.upload_folder) == ("space", "gradio", None)
+    # the script is renamed for the Space (evaluate.load("org/metric") fetches metric.py), the maths vendored
+    assert {p for p, _ in plan.files} == {"app.py", "README.md", "requirements.txt", "metric.py",
+                                         "_complexir_metrics.py"}
+    sizes = dict(plan.files)
+    assert sizes["README.md"] == (metric_folder / "README.md").stat().st_size
+    assert f"{sizes['metric.py']:>12,d}  metric.py" in out
+
+
+def test_stage_dir_keeps_the_staged_copy(metric_folder, tmp_path, capsys):
+    stage = tmp_path / "stage"
+    assert main(["push", str(metric_folder), "--repo", "org/alpha_ndcg", "--dry-run", "--stage-dir", str(stage)]) == 0
+    assert f"staged in {stage}" in capsys.readouterr().out
+    plan = plan_push(metric_folder, "org/alpha_ndcg", stage_dir=tmp_path / "again")
+    assert plan.upload_folder == tmp_path / "again"
+    assert _files(stage) == _files(plan.upload_folder) == {p for p, _ in plan.files}
+    staged = (stage / "alpha_ndcg.py").read_text()
+    assert "from ._complexir_metrics import coverage_per_query, mean_scores" in staged
+    assert "complexir.metrics" not in staged.split("_DESCRIPTION")[0].split('"""', 2)[2]
+    assert "complexir" not in (stage / "requirements.txt").read_text()
+    assert (stage / "README.md").read_bytes() == (metric_folder / "README.md").read_bytes()
+    # a non-empty staging folder is refused, not overwritten
+    assert main(["push", str(metric_folder), "--repo", "org/alpha_ndcg", "--dry-run", "--stage-dir", str(stage)]) == 1
 
 
 def test_other_folders_are_refused(tmp_path):
@@ -81,10 +92,25 @@ def test_push_calls_the_hub_with_the_right_repo_type(metric_folder, monkeypatch)
 
     calls = []
     monkeypatch.setattr(huggingface_hub, "create_repo", lambda *a, **k: calls.append(("create", a, k)))
-    monkeypatch.setattr(huggingface_hub, "upload_folder", lambda *a, **k: calls.append(("upload", a, k)))
-    push(metric_folder, "org/metric", private=True)
-    (_, args, create), (_, _, upload) = calls
+    monkeypatch.setattr(huggingface_hub, "upload_folder",
+                        lambda *a, **k: calls.append(("upload", a, k, _files(Path(k["folder_path"])))))
+    plan = push(metric_folder, "org/metric", private=True)
+    (_, args, create), (_, _, upload, uploaded) = calls
     assert args == ("org/metric",)
     assert create == {"repo_type": "space", "private": True, "exist_ok": True, "space_sdk": "gradio"}
-    assert upload["repo_id"] == "org/metric" and upload["repo_type"] == "space"
-    assert Path(upload["folder_path"]) == metric_folder and "token" not in upload
+    assert upload["repo_id"] == "org/metric" and upload["repo_type"] == "space" and "token" not in upload
+    # the staged copy is uploaded, not the in-repo folder (whose module imports complexir)
+    assert Path(upload["folder_path"]) != metric_folder and not Path(upload["folder_path"]).exists()
+    assert uploaded == {p for p, _ in plan.files} and "_complexir_metrics.py" in uploaded
+
+
+def test_push_uploads_a_benchmark_folder_as_is(benchmark_folder, monkeypatch):
+    import huggingface_hub
+
+    calls = []
+    monkeypatch.setattr(huggingface_hub, "create_repo", lambda *a, **k: calls.append(k))
+    monkeypatch.setattr(huggingface_hub, "upload_folder", lambda *a, **k: calls.append(k))
+    plan = push(benchmark_folder, "org/bench")
+    create, upload = calls
+    assert create["repo_type"] == upload["repo_type"] == "dataset" and create["space_sdk"] is None
+    assert Path(upload["folder_path"]) == benchmark_folder == plan.upload_folder

@@ -1,5 +1,9 @@
+"""Space launcher: the widget for the metric script next to this file (also when run from elsewhere)."""
+
+from pathlib import Path
+
 import evaluate
 from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("strecall")
+module = evaluate.load(str(Path(__file__).resolve().with_name("strecall.py")))
 launch_gradio_widget(module)

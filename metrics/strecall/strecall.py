@@ -1,7 +1,8 @@
 """Subtopic recall StRecall@k (Zhai et al., SIGIR 2003) as an `evaluate` metric, with ndeval's semantics.
 
 The maths lives in complexir.metrics (shared with the CLI and the MTEB tasks); this file only declares
-the inputs and forwards them.
+the inputs and forwards them. `complexir push` publishes a copy whose complexir.metrics imports point at a
+vendored sibling, _complexir_metrics.py, so the Hub Space needs nothing but requirements.txt.
 """
 
 import datasets
