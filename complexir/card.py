@@ -60,6 +60,8 @@ def _counts_table(stats: dict[str, dict[str, Any]]) -> str:
             "| of which judged (score 0 in means) |",
             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for subset, st in stats.items():
+        if not st["splits"]:  # a corpus that other subsets' tasks read
+            rows.append(f"| {subset} | corpus only | {st['documents']:,} | - | - | - | - | - |")
         for split, sp in st["splits"].items():
             rows.append(
                 f"| {subset} | {split} | {st['documents']:,} | {sp['queries']:,} | {sp['qrels']:,} "

@@ -90,12 +90,22 @@ def validate_folder(folder: str | Path) -> dict[str, dict[str, Any]]:
     report: dict[str, dict[str, Any]] = {}
     for subset, kinds in by_subset.items():
         name = subset or "default"
-        if CORPUS not in kinds or QUERIES not in kinds or QRELS not in kinds:
-            raise LayoutError(f"{folder}: subset {name!r} needs corpus, queries and qrels configs, has {sorted(kinds)}")
+        if CORPUS not in kinds:
+            raise LayoutError(f"{folder}: subset {name!r} has no corpus config, has {sorted(kinds)}")
+        # A subset may be corpus-only (a corpus other subsets' tasks read); anything else needs both
+        # queries and qrels, split by split.
+        extra_kinds = sorted(set(kinds) - {CORPUS})
+        if extra_kinds and (QUERIES not in kinds or QRELS not in kinds):
+            raise LayoutError(f"{folder}: subset {name!r} needs both queries and qrels configs (or neither, "
+                              f"for a corpus-only subset), has {sorted(kinds)}")
+        for kind in extra_kinds:
+            for split in kinds[kind]:
+                if split not in kinds[QUERIES]:
+                    raise LayoutError(f"{folder}: subset {name!r} has {kind} but no queries for split {split!r}")
         corpus_paths = [p for ps in kinds[CORPUS].values() for p in ps]
         doc_ids = _unique(_column(corpus_paths, "id"), f"{corpus_paths[0].parent}/corpus-*.parquet")
         counts: dict[str, Any] = {"documents": len(doc_ids), "splits": {}}
-        for split, qpaths in kinds[QUERIES].items():
+        for split, qpaths in kinds.get(QUERIES, {}).items():
             query_ids = _unique(_column(qpaths, "id"), str(qpaths[0]))
             if split not in kinds[QRELS]:
                 raise LayoutError(f"{folder}: subset {name!r} has queries but no qrels for split {split!r}")
@@ -127,6 +137,8 @@ def validate_folder(folder: str | Path) -> dict[str, dict[str, Any]]:
                 _check_references(tpath, pc.list_flatten(top.column("corpus-ids")).to_pylist(), doc_ids, "corpus-ids")
             counts["splits"][split] = split_counts
         report[name] = counts
+    if not any(counts["splits"] for counts in report.values()):
+        raise LayoutError(f"{folder}: no subset has queries and qrels: nothing to evaluate")
     return report
 
 

@@ -357,13 +357,17 @@ class BenchmarkWriter:
             files: dict[str, dict[str, str]] = {}
             digests: dict[str, str] = {}
             for subset, st in self._subsets.items():
-                if not st.splits:
-                    raise LayoutError(f"subset {subset!r}: a corpus but no split")
+                # A subset without splits is a corpus-only subset: a corpus that other subsets' tasks read
+                # (e.g. a passage corpus scored with MaxP against full-document qrels).
+                if st.doc_ids is None:
+                    raise LayoutError(f"subset {subset!r}: notes but no corpus")
                 for kind, splits in st.kinds.items():
                     name, patterns = cards.config_files(subset, kind, splits)
                     files[name] = patterns
                     digests[name] = _digest(sorted(p for pattern in patterns.values()
                                                    for p in self._tmp.glob(pattern)))
+            if not any(st.splits for st in self._subsets.values()):
+                raise LayoutError("no subset has a split (queries and qrels): nothing to evaluate")
             readme = cards.render(self.card, self.stats(), files, digests)
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")
             validate_folder(self._tmp)

@@ -7,6 +7,7 @@ import json
 import datasets
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 
 from complexir import reader
@@ -105,6 +106,45 @@ def test_unjudged_queries_are_dropped_without_a_zero_score(tmp_path):
     out = build(tmp_path / "toy", queries=[*QUERIES, {"id": "q4", "text": "never judged"}])
     assert reader.zero_score_queries(out) == {"drugs": {"test": ["q3"]}}  # q4 is outside the population
     assert "| drugs | test | 3 | 2 | 3 | 2 | 2 | 1 |" in (out / "README.md").read_text()
+
+
+def test_corpus_only_subset(tmp_path):
+    """A subset may hold only a corpus that other subsets' tasks read (e.g. a MaxP passage corpus)."""
+    passages = [{"id": "d1#0", "title": "", "text": "Aspirin reduces fever.", "parent-id": "d1"},
+                {"id": "d1#1", "title": "", "text": "It relieves mild pain.", "parent-id": "d1"}]
+    out = tmp_path / "toy"
+    with BenchmarkWriter(out, CARD, progress=False) as writer:
+        writer.write_corpus("drugs", iter(DOCS))
+        writer.write_split("drugs", "test", queries=QUERIES, qrels=QRELS)
+        writer.write_corpus("drugs_passages", iter(passages))
+    meta = read_front_matter(out / "README.md")
+    assert [c["config_name"] for c in meta["configs"]] == ["drugs-corpus", "drugs-queries", "drugs-qrels",
+                                                           "drugs_passages-corpus"]
+    assert "| drugs_passages | corpus only | 2 | - | - | - | - | - |" in (out / "README.md").read_text()
+    assert validate_folder(out)["drugs_passages"] == {"documents": 2, "splits": {}}
+    assert datasets.load_dataset(str(out), "drugs_passages-corpus", split="corpus")["parent-id"] == ["d1", "d1"]
+
+    # queries without qrels, or qrels without queries, are still rejected
+    qrels_yaml = next(c for c in meta["configs"] if c["config_name"] == "drugs-qrels")
+    for dropped in ("drugs-qrels", "drugs-queries"):
+        broken = {**meta, "configs": [c for c in meta["configs"] if c["config_name"] != dropped]}
+        (out / "README.md").write_text(f"---\n{yaml.safe_dump(broken)}---\n")
+        with pytest.raises(LayoutError, match="needs both queries and qrels"):
+            validate_folder(out)
+    # qrels for a split that has no queries
+    extra = {**qrels_yaml, "data_files": [*qrels_yaml["data_files"],
+                                          {"split": "validation", "path": "data/drugs/qrels-test.parquet"}]}
+    broken = {**meta, "configs": [extra if c is qrels_yaml else c for c in meta["configs"]]}
+    (out / "README.md").write_text(f"---\n{yaml.safe_dump(broken)}---\n")
+    with pytest.raises(LayoutError, match="has qrels but no queries for split 'validation'"):
+        validate_folder(out)
+
+
+def test_a_benchmark_of_corpora_only_is_rejected(tmp_path):
+    with pytest.raises(LayoutError, match="no subset has a split"):
+        with BenchmarkWriter(tmp_path / "toy", CARD, progress=False) as writer:
+            writer.write_corpus("drugs", iter(DOCS))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_build_is_deterministic(tmp_path):
