@@ -14,6 +14,7 @@ the whole folder validated, so an interrupted build never leaves a half dataset.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import logging
 import math
@@ -28,6 +29,7 @@ from typing import Any, Self
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 from tqdm.auto import tqdm
 
 from . import card as cards
@@ -117,14 +119,18 @@ class BenchmarkWriter:
         progress: bool = True,
     ):
         self.out_dir = Path(out_dir)
-        if self.out_dir.exists() and not overwrite:
-            raise FileExistsError(f"{self.out_dir} exists; pass overwrite=True (--overwrite) to replace it")
+        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
+        _clean_stale_siblings(self.out_dir)
+        if self.out_dir.exists() or self.out_dir.is_symlink():
+            if not overwrite:
+                raise FileExistsError(f"{self.out_dir} exists; pass overwrite=True (--overwrite) to replace it")
+            _check_replaceable(self.out_dir)
+        self.overwrite = overwrite
         self.card = card
         self.shard_rows = shard_rows
         self.batch_rows = batch_rows
         self.progress = progress
-        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = self.out_dir.parent / f".{self.out_dir.name}.partial-{uuid.uuid4().hex[:8]}"
+        self._tmp = _sibling(self.out_dir, PARTIAL)
         self._tmp.mkdir()
         self._subsets: dict[str | None, _SubsetStats] = {}
         self._closed = False
@@ -381,9 +387,87 @@ class BenchmarkWriter:
 
     def _replace_out_dir(self) -> None:
         old = None
-        if self.out_dir.exists():
-            old = self.out_dir.parent / f".{self.out_dir.name}.old-{uuid.uuid4().hex[:8]}"
+        if self.out_dir.exists() or self.out_dir.is_symlink():
+            # Again: the folder may have appeared or changed during a long build.
+            if not self.overwrite:
+                raise FileExistsError(f"{self.out_dir} appeared during the build; pass overwrite=True to replace it")
+            _check_replaceable(self.out_dir)
+            old = _sibling(self.out_dir, OLD)
             os.replace(self.out_dir, old)
-        os.replace(self._tmp, self.out_dir)
+        try:
+            os.replace(self._tmp, self.out_dir)
+        except BaseException:
+            if old is not None:  # never leave the user with no dataset: put the previous folder back
+                os.replace(old, self.out_dir)
+            raise
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+
+# Temporary siblings of the output folder: ``.<name>.partial-<pid>-<hex>`` (the build being written) and
+# ``.<name>.old-<pid>-<hex>`` (the previous folder, for the instant between the two renames). The pid tells a
+# live build's folders from those a hard kill (SIGKILL, the OOM killer) left behind.
+PARTIAL = "partial"
+OLD = "old"
+
+
+def _sibling(out_dir: Path, kind: str) -> Path:
+    return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _owner_alive(path: Path) -> bool:
+    """Whether the process named in a temporary sibling's name still runs (unknown → assume dead)."""
+    pid = path.name.rsplit("-", 2)[-2] if path.name.count("-") >= 2 else ""
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _clean_stale_siblings(out_dir: Path) -> None:
+    """Remove what a hard-killed build left beside ``out_dir``; restore a previous folder a kill left aside.
+
+    ``.partial-*`` folders of dead builds are removed. An ``.old-*`` folder of a dead build is the previous
+    dataset: removed when ``out_dir`` exists (the kill came after the swap), moved back otherwise (the kill
+    came between the two renames).
+    """
+    prefix = f".{out_dir.name}."
+    for path in sorted(out_dir.parent.glob(glob.escape(prefix) + f"{PARTIAL}-*")):
+        if path.is_dir() and not _owner_alive(path):
+            logger.warning("removing %s, left by an interrupted build", path)
+            shutil.rmtree(path, ignore_errors=True)
+    for path in sorted(out_dir.parent.glob(glob.escape(prefix) + f"{OLD}-*")):
+        if not path.is_dir() or _owner_alive(path):
+            continue
+        if out_dir.exists() or out_dir.is_symlink():
+            logger.warning("removing %s, the previous version of %s left by an interrupted build", path, out_dir)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            logger.warning("restoring %s from %s, moved aside by a build killed while replacing it", out_dir, path)
+            os.replace(path, out_dir)
+
+
+def _check_replaceable(out_dir: Path) -> None:
+    """Refuse to overwrite anything but an empty folder or a benchmark folder (a README.md with ``configs``).
+
+    ``--out ~/data --overwrite`` must not wipe a folder of unrelated files.
+    """
+    if out_dir.is_symlink() or not out_dir.is_dir():
+        raise FileExistsError(f"{out_dir} exists and is not a folder; refusing to replace it")
+    if not any(out_dir.iterdir()):
+        return
+    readme = out_dir / "README.md"
+    try:
+        is_benchmark = readme.is_file() and bool(cards.read_front_matter(readme).get("configs"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        is_benchmark = False
+    if not is_benchmark:
+        raise FileExistsError(
+            f"{out_dir} exists and is not a benchmark folder (no README.md with 'configs' in its YAML front "
+            "matter); refusing to overwrite it. Choose an empty or new --out folder."
+        )

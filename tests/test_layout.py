@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
 
 import datasets
 import pyarrow.parquet as pq
@@ -216,6 +219,77 @@ def test_existing_output_needs_overwrite(tmp_path):
     out = build(tmp_path / "out")
     with pytest.raises(FileExistsError, match="overwrite"):
         build(out)
+
+
+def test_failed_final_rename_restores_the_previous_folder(tmp_path, monkeypatch):
+    out = build(tmp_path / "out")
+    before = (out / "README.md").read_text()
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if ".partial-" in str(src):  # the second rename: the new build into place
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="No space left"):
+        build(out, overwrite=True, docs=[{**DOCS[0], "text": "changed"}, *DOCS[1:]])
+    assert (out / "README.md").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no .old-* nor .partial-* left
+
+
+@pytest.mark.parametrize("content", [{"notes.txt": "my thesis"}, {"README.md": "# my project\n"},
+                                     {"README.md": "---\ntitle: x\n---\n"}])
+def test_overwrite_refuses_a_folder_that_is_not_a_benchmark(tmp_path, content):
+    out = tmp_path / "data"
+    out.mkdir()
+    for name, text in content.items():
+        (out / name).write_text(text)
+    with pytest.raises(FileExistsError, match="not a benchmark folder"):
+        build(out, overwrite=True)
+    assert {p.name: p.read_text() for p in out.iterdir()} == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_overwrite_accepts_an_empty_folder(tmp_path):
+    (tmp_path / "out").mkdir()
+    assert validate_folder(build(tmp_path / "out", overwrite=True))["drugs"]["documents"] == 3
+
+
+def test_overwrite_refuses_a_file(tmp_path):
+    (tmp_path / "out").write_text("a file")
+    with pytest.raises(FileExistsError, match="not a folder"):
+        build(tmp_path / "out", overwrite=True)
+    assert (tmp_path / "out").read_text() == "a file"
+
+
+def test_hard_killed_build_leftovers_are_cleaned(tmp_path, caplog):
+    dead = 2**22 + 1  # above Linux's pid_max default: no such process
+    stale = tmp_path / f".out.partial-{dead}-0123abcd"
+    (stale / "data").mkdir(parents=True)
+    legacy = tmp_path / ".out.partial-89abcdef"  # no pid in the name
+    legacy.mkdir()
+    live = tmp_path / f".out.partial-{os.getpid()}-feedbeef"  # a build still running in this process
+    live.mkdir()
+    unrelated = tmp_path / ".other.partial-1-00000000"
+    unrelated.mkdir()
+    with caplog.at_level(logging.WARNING, logger="complexir.writer"):
+        build(tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", live.name, unrelated.name])
+    assert str(stale) in caplog.text and str(legacy) in caplog.text
+
+
+def test_previous_folder_moved_aside_by_a_killed_build_is_restored(tmp_path):
+    """A kill between the two renames leaves the previous folder as .out.old-*: it comes back."""
+    out = build(tmp_path / "out")
+    before = (out / "README.md").read_text()
+    os.replace(out, tmp_path / f".out.old-{2**22 + 1}-0123abcd")
+    with pytest.raises(FileExistsError):  # restored, so it needs --overwrite like any existing folder
+        build(out)
+    assert (out / "README.md").read_text() == before
+    shutil.copytree(out, tmp_path / f".out.old-{2**22 + 1}-4567cdef")  # a kill after the swap...
+    build(out, overwrite=True)  # ...leaves an old copy beside the new folder: removed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 @pytest.mark.parametrize(
