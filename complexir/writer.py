@@ -58,11 +58,33 @@ def _expect_grade(value: Any, what: str) -> int:
     return int(value)
 
 
-def _optional_strings(row: Row, names: Iterable[str], what: str) -> None:
-    for name in names:
-        value = row.get(name)
+def _expect_row(row: Any, what: str) -> Row:
+    if not isinstance(row, Mapping):
+        raise LayoutError(f"{what}: expected a mapping of column → value, got {type(row).__name__} {row!r:.60}")
+    for name in row:
+        if not isinstance(name, str):
+            raise LayoutError(f"{what}: column names must be strings, got {type(name).__name__} {name!r:.60}")
+    return row
+
+
+def _string_columns(row: Row, standard: Iterable[str], what: str) -> None:
+    """Every column outside ``standard`` is typed string by the schema (optional ones and extras alike):
+    check here, so a wrong type names its row and column instead of surfacing as a bare ArrowTypeError."""
+    skip = set(standard)
+    for name, value in row.items():
+        if name in skip:
+            continue
         if value is not None and not isinstance(value, str):
-            raise LayoutError(f"{what}: column {name!r} must be a string or null, got {type(value).__name__}")
+            raise LayoutError(f"{what}: column {name!r} must be a string or null, got {type(value).__name__} "
+                              f"{value!r:.60} (richer values belong in 'metadata' as JSON)")
+
+
+def _expect_list(value: Any, what: str) -> Sequence[Any]:
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise LayoutError(f"{what}: expected a list, got {type(value).__name__} {value!r:.60}")
+    return value
 
 
 def _digest(paths: list[Path]) -> str:
@@ -197,6 +219,7 @@ class BenchmarkWriter:
                             disable=not self.progress, mininterval=1.0):
                 n += 1
                 what = f"{where}, row {n}"
+                _expect_row(row, what)
                 if columns is None:
                     columns = list(row.keys())
                     if "title" not in columns:
@@ -205,7 +228,7 @@ class BenchmarkWriter:
                     expected = set(schema.names)
                 doc_id = _expect_str(row.get("id"), f"{what}, column 'id'")
                 text = _expect_str(row.get("text"), f"{what} (id {doc_id!r}), column 'text'", empty_ok=True)
-                _optional_strings(row, ("title", "parent-id", "language", "metadata"), what)
+                _string_columns(row, ("id", "text"), f"{what} (id {doc_id!r})")
                 unknown = set(row) - expected
                 if unknown:
                     raise LayoutError(f"{what}: columns {sorted(unknown)} not in the first row's {sorted(expected)}")
@@ -252,9 +275,9 @@ class BenchmarkWriter:
         query_ids: dict[str, int] = {}
         for i, row in enumerate(queries, 1):
             what = f"{where}, queries row {i}"
-            qid = _expect_str(row.get("id"), f"{what}, column 'id'")
+            qid = _expect_str(_expect_row(row, what).get("id"), f"{what}, column 'id'")
             _expect_str(row.get("text"), f"{what} (id {qid!r}), column 'text'")
-            _optional_strings(row, ("instruction", "language", "metadata"), what)
+            _string_columns(row, ("id", "text"), f"{what} (id {qid!r})")
             if qid in query_ids:
                 raise LayoutError(f"{what}: duplicate query id {qid!r} (first at row {query_ids[qid]})")
             query_ids[qid] = i
@@ -264,9 +287,10 @@ class BenchmarkWriter:
         judged: set[str] = set()
         for i, row in enumerate(qrels, 1):
             what = f"{where}, qrels row {i}"
-            qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
+            qid = _expect_str(_expect_row(row, what).get("query-id"), f"{what}, column 'query-id'")
             did = _expect_str(row.get("corpus-id"), f"{what}, column 'corpus-id'")
             score = _expect_grade(row.get("score"), f"{what}, column 'score'")
+            _string_columns(row, ("query-id", "corpus-id", "score"), what)
             if qid not in query_ids:
                 raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
             if did not in docs:
@@ -281,31 +305,48 @@ class BenchmarkWriter:
         nugget_keys: set[tuple[str, str]] = set()
         for i, row in enumerate(nuggets or (), 1):
             what = f"{where}, nuggets row {i}"
-            qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
+            qid = _expect_str(_expect_row(row, what).get("query-id"), f"{what}, column 'query-id'")
             nid = _expect_str(row.get("nugget-id"), f"{what}, column 'nugget-id'")
             _expect_str(row.get("text"), f"{what}, column 'text'", empty_ok=True)
+            _string_columns(row, ("query-id", "nugget-id", "text", "weight", "support"), what)
             weight = row.get("weight", 1.0)
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
                 raise LayoutError(f"{what}: column 'weight' must be a finite number, got {weight!r}")
+            if weight < 0:
+                raise LayoutError(f"{what}: column 'weight' must be >= 0, got {weight!r}")
             if qid not in query_ids:
                 raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
             if (qid, nid) in nugget_keys:
                 raise LayoutError(f"{what}: duplicate nugget {nid!r} for query {qid!r}")
             nugget_keys.add((qid, nid))
-            for j, sup in enumerate(row.get("support") or (), 1):
+            supported: dict[str, int] = {}
+            for j, sup in enumerate(_expect_list(row.get("support"), f"{what}, column 'support'"), 1):
+                if not isinstance(sup, Mapping):
+                    raise LayoutError(f"{what}, support {j}: expected a mapping {{'corpus-id', 'score'}}, "
+                                      f"got {type(sup).__name__} {sup!r:.60}")
                 sdid = _expect_str(sup.get("corpus-id"), f"{what}, support {j}, 'corpus-id'")
                 _expect_grade(sup.get("score"), f"{what}, support {j}, 'score'")
                 if sdid not in docs:
                     raise LayoutError(
                         f"{what}, support {j}: corpus-id {sdid!r} is not in the corpus of subset {subset!r}"
                     )
+                # Two grades for one document: a reader keeps one of them silently, so refuse here.
+                if sdid in supported:
+                    raise LayoutError(f"{what}, support {j}: document {sdid!r} listed twice for nugget {nid!r} "
+                                      f"(first at support {supported[sdid]})")
+                supported[sdid] = j
 
+        ranked: dict[str, int] = {}
         for i, row in enumerate(top_ranked or (), 1):
             what = f"{where}, top_ranked row {i}"
-            qid = _expect_str(row.get("query-id"), f"{what}, column 'query-id'")
+            qid = _expect_str(_expect_row(row, what).get("query-id"), f"{what}, column 'query-id'")
+            _string_columns(row, ("query-id", "corpus-ids"), what)
             if qid not in query_ids:
                 raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
-            for did in row.get("corpus-ids") or ():
+            if qid in ranked:
+                raise LayoutError(f"{what}: duplicate query-id {qid!r} (first at row {ranked[qid]})")
+            ranked[qid] = i
+            for did in _expect_list(row.get("corpus-ids"), f"{what}, column 'corpus-ids'"):
                 if _expect_str(did, f"{what}, corpus-ids") not in docs:
                     raise LayoutError(f"{what}: corpus-id {did!r} is not in the corpus of subset {subset!r}")
 
