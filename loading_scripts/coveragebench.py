@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from complexir.benchmarks import COVERAGEBENCH_CITATION as CITATION
 from complexir.card import CardInfo, read_front_matter
 from complexir.errors import UpstreamFormatError
-from complexir.trec_io import TrecFormatError, read_run
+from complexir.trec_io import read_nugget_qrels, read_run
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -62,6 +62,9 @@ DEFAULT_DOCS = {
     "crux_duc04": "hf:DylanJHJ/crux-mds-corpus",
 }
 DEFAULT_RERANK_DEPTH = 50
+#: card languages (ISO 639-1) beyond English, per subset: NeuCLIR 2024's English report requests search
+#: Chinese, Persian and Russian news (neuclir/1/multi)
+SUBSET_LANGUAGES = {"neuclir_2024": ["zh", "fa", "ru"]}
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv", ".res")
 TOPIC_SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -114,8 +117,13 @@ def find_qrels_file(root: Path, subset: str) -> Path | None:
     return None
 
 
-def find_topics_file(root: Path, subset: str) -> Path | None:
-    """The topics of ``subset``: from the README's ``configs`` data_files when it declares them, else by name."""
+def find_topics_files(root: Path, subset: str) -> list[Path]:
+    """Every topics file of ``subset`` (a sharded config has several), in a stable order.
+
+    From the README's ``configs`` data_files when it declares the subset: every file each ``test`` pattern
+    matches. Else by name: the matching files of the first folder that has any (``topics/``, ``<subset>/``,
+    ``data/<subset>/``, the root), so shards of one config are read together and a copy elsewhere is not.
+    """
     readme = root / "README.md"
     if readme.is_file():
         for entry in read_front_matter(readme).get("configs") or []:
@@ -124,28 +132,29 @@ def find_topics_file(root: Path, subset: str) -> Path | None:
             files = entry.get("data_files") or []
             if isinstance(files, str):
                 files = [{"split": SPLIT, "path": files}]
+            hits: list[Path] = []
             for df in files:
                 if isinstance(df, dict) and df.get("split", SPLIT) == SPLIT:
                     paths = df["path"] if isinstance(df["path"], list) else [df["path"]]
                     for pattern in paths:
-                        hits = sorted(root.glob(pattern))
-                        if hits:
-                            return hits[0]
-    candidates: list[Path] = []
+                        hits.extend(sorted(p for p in root.glob(pattern) if p.is_file()))
+            if hits:
+                return list(dict.fromkeys(hits))
     for alias in aliases(subset):
         for folder in (root / "topics", root / subset, root / "data" / subset, root):
             if not folder.is_dir():
                 continue
-            for path in sorted(folder.iterdir()):
+            candidates = [
+                path for path in sorted(folder.iterdir())
                 if path.suffix in TOPIC_SUFFIXES and path.is_file() and (
                     folder.name in (subset, "topics") and _stem_matches(path.stem, alias)
                     or folder.name == subset and path.stem.startswith(SPLIT)
                     or folder == root and _stem_matches(path.stem, alias)
-                ):
-                    candidates.append(path)
-        if candidates:
-            return candidates[0]
-    return None
+                )
+            ]
+            if candidates:
+                return candidates
+    return []
 
 
 def find_run_files(root: Path, subset: str) -> list[Path]:
@@ -187,11 +196,10 @@ class SubsetRelease:
     nuggets: dict[str, dict[str, str]]  # topic -> nugget number -> text (file order)
     judgments: dict[str, dict[str, dict[str, int]]]  # topic -> nugget -> doc -> grade (file order)
     runs: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # run name -> topic -> ranked docs
-    files: dict[str, str] = field(default_factory=dict)
 
 
-def read_topics(path: Path) -> dict[str, Topic]:
-    """Topic rows (``topic_id`` str, ``query`` str, ``nuggets`` list[str]) from JSONL, JSON or parquet."""
+def _topic_rows(path: Path) -> Iterator[tuple[int, Topic]]:
+    """(line or row number, topic) of one topics file: JSONL, a JSON array, or parquet."""
     rows: Iterable[tuple[int, Any]]
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -201,7 +209,6 @@ def read_topics(path: Path) -> dict[str, Topic]:
         rows = enumerate(json.loads(path.read_text(encoding="utf-8")), start=1)
     else:
         rows = _jsonl(path)
-    topics: dict[str, Topic] = {}
     for line, row in rows:
         if not isinstance(row, dict):
             raise UpstreamFormatError(path, line, f"expected an object with topic_id, query, nuggets; got {row!r:.80}")
@@ -217,11 +224,24 @@ def read_topics(path: Path) -> dict[str, Topic]:
             nuggets = []
         if not isinstance(nuggets, list) or not all(isinstance(n, str) for n in nuggets):
             raise UpstreamFormatError(path, line, f"topic {tid!r}: 'nuggets' must be a list of strings")
-        if tid in topics:
-            raise UpstreamFormatError(path, line, f"duplicate topic_id {tid!r}")
-        topics[tid] = Topic(tid, query.strip(), len(nuggets))
+        yield line, Topic(tid, query.strip(), len(nuggets))
+
+
+def read_topics(paths: Path | list[Path]) -> dict[str, Topic]:
+    """Topic rows (``topic_id`` str, ``query`` str, ``nuggets`` list[str]) of one file or of every shard of a
+    config, in file order; a topic id may appear once across all of them."""
+    paths = [paths] if isinstance(paths, Path) else list(paths)
+    topics: dict[str, Topic] = {}
+    where: dict[str, str] = {}
+    for path in paths:
+        for line, topic in _topic_rows(path):
+            if topic.topic_id in topics:
+                raise UpstreamFormatError(path, line, f"duplicate topic_id {topic.topic_id!r} "
+                                                      f"(first in {where[topic.topic_id]})")
+            topics[topic.topic_id] = topic
+            where[topic.topic_id] = f"{path.name}, line {line}"
     if not topics:
-        raise UpstreamFormatError(path, None, "no topics")
+        raise UpstreamFormatError(paths[0] if len(paths) == 1 else ", ".join(map(str, paths)), None, "no topics")
     return topics
 
 
@@ -260,70 +280,35 @@ def read_nuggets(path: Path, topics: dict[str, Topic]) -> dict[str, dict[str, st
     return out
 
 
-def read_nugget_qrels(path: Path, nuggets: dict[str, dict[str, str]]) -> dict[str, dict[str, dict[str, int]]]:
-    """``<topic_id> <nugget_num> <doc_id> <label>`` (whitespace-separated); every nugget must be in the TSV."""
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line, raw in enumerate(fh, start=1):
-            parts = raw.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise UpstreamFormatError(path, line, f"expected 4 fields '<topic_id> <nugget_num> <doc_id> <label>', "
-                                                      f"got {len(parts)}: {raw.rstrip()!r:.100}")
-            tid, num, doc, label = parts
-            try:
-                grade = int(label)
-            except ValueError:
-                raise UpstreamFormatError(path, line, f"label {label!r} is not an integer") from None
-            if grade < 0:
-                raise UpstreamFormatError(path, line, f"label {grade} is negative")
-            if num not in nuggets.get(tid, {}):
-                raise UpstreamFormatError(path, line, f"topic {tid!r}, nugget {num!r} is not in the nuggets file")
-            docs = out.setdefault(tid, {}).setdefault(num, {})
-            if doc in docs and docs[doc] != grade:
-                raise UpstreamFormatError(path, line, f"topic {tid!r}, nugget {num}, document {doc!r} judged twice "
-                                                      f"with different labels ({docs[doc]} and {grade})")
-            docs[doc] = grade
-    return out
-
-
 def read_baseline(path: Path) -> dict[str, list[str]]:
     """A TREC run as topic → doc ids ranked (score desc, ties doc id desc: trec_eval's rule)."""
     from complexir.metrics import rank_run
 
-    try:
-        run = read_run(path)
-    except TrecFormatError as error:
-        match = re.match(r"^(.*):(\d+): (.*)$", str(error), re.S)
-        if match:
-            raise UpstreamFormatError(path, int(match.group(2)), match.group(3)) from None
-        raise UpstreamFormatError(path, None, str(error)) from None
-    return rank_run(run)
+    return rank_run(read_run(path))  # a malformed line raises TrecFormatError, an UpstreamFormatError
 
 
 def read_subset(root: Path, subset: str) -> SubsetRelease:
     """Topics, nuggets, nugget judgments and baseline runs of one subset."""
-    topics_path = find_topics_file(root, subset)
+    topics_paths = find_topics_files(root, subset)
     nuggets_path = find_nuggets_file(root, subset)
     qrels_path = find_qrels_file(root, subset)
-    for what, path, expected in (("topics", topics_path, f"topics/{subset}.jsonl or a README config"),
+    for what, path, expected in (("topics", topics_paths or None, f"topics/{subset}.jsonl or a README config"),
                                  ("nuggets", nuggets_path, f"nuggets/{subset}_nuggets.tsv"),
                                  ("qrels", qrels_path, f"qrels/{subset}.qrels")):
         if path is None:
             raise FileNotFoundError(f"{root}: no {what} file for subset {subset!r} (expected {expected})")
-    topics = read_topics(topics_path)
+    topics = read_topics(topics_paths)
     nuggets = read_nuggets(nuggets_path, topics)
-    judgments = read_nugget_qrels(qrels_path, nuggets)
+    # ``<topic_id> <nugget_num> <doc_id> <label>``: the house TREC reader (integer labels >= 0, the same
+    # judgment twice only with one label), checked against the nugget TSV
+    judgments = read_nugget_qrels(qrels_path, known=nuggets)
     runs = {p.relative_to(root).as_posix(): read_baseline(p) for p in find_run_files(root, subset)}
     for tid, topic in topics.items():
         n = len(nuggets.get(tid, {}))
         if topic.listed_nuggets and topic.listed_nuggets != n:
             logger.warning("%s: topic %r lists %d nuggets but %s has %d", subset, tid, topic.listed_nuggets,
                            nuggets_path.name, n)
-    files = {"topics": topics_path, "nuggets": nuggets_path, "qrels": qrels_path}
-    shown = {k: v.relative_to(root).as_posix() for k, v in files.items()}
-    return SubsetRelease(topics, nuggets, judgments, runs, shown)
+    return SubsetRelease(topics, nuggets, judgments, runs)
 
 
 # -- corpus sources --------------------------------------------------------------------------------
@@ -571,6 +556,11 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
     }
 
 
+def card_languages(subsets: list[str]) -> list[str]:
+    """The card's ``languages``: English (every subset's topics), plus the document languages of the subsets."""
+    return list(dict.fromkeys(["en", *(lang for s in subsets for lang in SUBSET_LANGUAGES.get(s, []))]))
+
+
 def _tables(stats: dict[str, dict[str, Any]]) -> dict[str, str]:
     nugget = ["| subset | topics (upstream) | topics kept | topics dropped (no supported nugget) | nuggets / topic "
               "(mean / min / max) | supporting docs / nugget (mean / min / max) | nuggets without support |",
@@ -606,7 +596,8 @@ def build_coveragebench(
         raise ValueError(f"rerank depth must be >= 1, got {rerank_depth}")
     root = resolve_source(source, revision)
     local_base = Path(source).expanduser() if Path(source).expanduser().is_dir() else None
-    wanted = subsets or available_subsets(root)
+    # each subset once, in the order given: the same name twice would write its corpus twice
+    wanted = list(dict.fromkeys(subsets)) if subsets else available_subsets(root)
     if not wanted:
         raise FileNotFoundError(f"{root}: no subset has both nuggets/<subset>_nuggets.tsv and qrels/<subset>.qrels")
     unknown = [s for s in wanted if s not in SUBSETS]
@@ -620,7 +611,7 @@ def build_coveragebench(
 
     card = CardInfo(
         benchmark="coveragebench", pretty_name="CoverageBench", license="apache-2.0", citation=CITATION,
-        source=str(source), revision=revision or "unknown", languages=["en"],
+        source=str(source), revision=revision or "unknown", languages=card_languages(wanted),
         task_categories=["text-retrieval"], task_ids=["document-retrieval"],
     )
     stats: dict[str, dict[str, Any]] = {}
@@ -664,12 +655,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"baseline documents per topic kept in top_ranked (default {DEFAULT_RERANK_DEPTH})")
     parser.add_argument("--baseline", default=None,
                         help="glob selecting the baseline run for top_ranked (default: the first run by name)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def build(args: argparse.Namespace) -> int:
     build_coveragebench(
         args.source, args.out, subsets=args.subset, corpus=args.corpus, docs=_docs_arg(args.docs),
         rerank_depth=args.rerank_depth, baseline=args.baseline, revision=args.revision,
-        overwrite=args.overwrite,
+        overwrite=args.overwrite, progress=not args.no_progress,
     )
     return 0

@@ -56,6 +56,11 @@ SUBSETS: dict[str, tuple[str, str, list[str], tuple[str, str]]] = {
 }
 
 
+# languages of a subset's queries and documents where they are not English only: NeuCLIR's English report
+# requests over Chinese, Persian and Russian news (the default corpus, ir_datasets neuclir/1/multi)
+EVAL_LANGS: dict[str, list[str]] = {"neuclir_2024": ["eng-Latn", "zho-Hans", "fas-Arab", "rus-Cyrl"]}
+
+
 class CoverageBenchTask(LayoutRetrievalTask):
     """A CoverageBench subset: MTEB retrieval plus coverage measures from the subset's nuggets."""
 
@@ -133,7 +138,7 @@ def _metadata(suffix: str, layout: str, what: str, domains: list[str], dates: tu
         category="t2t",
         modalities=["text"],
         eval_splits=["test"],
-        eval_langs=["eng-Latn"],
+        eval_langs=EVAL_LANGS.get(layout, ["eng-Latn"]),
         main_score="alpha_ndcg_at_20",
         date=dates,
         domains=domains,

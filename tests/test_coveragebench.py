@@ -175,7 +175,7 @@ def test_full_corpus_and_release_file_names(tmp_path):
     ("nuggets/cast2020_nuggets.tsv", "t1 1 ok\nt1 2\n", 2, "expected '<topic_id> <nugget_num> <text>'"),
     ("nuggets/cast2020_nuggets.tsv", "t1 1 ok\nt1 x text\n", 2, "not a non-negative integer"),
     ("nuggets/cast2020_nuggets.tsv", "t1 1 ok\nzz 1 text\n", 2, "not in the topics file"),
-    ("qrels/cast2020.qrels", "t1 1 d1 1\nt1 1 d2\n", 2, "expected 4 fields"),
+    ("qrels/cast2020.qrels", "t1 1 d1 1\nt1 1 d2\n", 2, "expected 4 whitespace-separated fields"),
     ("qrels/cast2020.qrels", "t1 1 d1 1\nt1 1 d2 yes\n", 2, "not an integer"),
     ("qrels/cast2020.qrels", "t1 1 d1 1\n\nt1 7 d2 1\n", 3, "nugget '7' is not in the nuggets file"),
     ("runs/cast2020/base.run", "t1 Q0 d1 1 2.0 base\nt1 Q0 d2 2 nan base\n", 2, "not finite"),
@@ -191,6 +191,82 @@ def test_malformed_lines_name_file_and_line(tmp_path, name, content, line, messa
     assert info.value.line == line and Path(info.value.path).name == Path(name).name
     assert message in str(info.value)
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def _jsonl_docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": d, "text": x}) + "\n" for d, (_, x) in DOCS.items()))
+    return docs
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_sharded_topics_config_reads_every_file(tmp_path, declared):
+    """A topics config in several files (README data_files glob, or test-* shards) loses no topic."""
+    upstream = write_upstream(tmp_path / "up")
+    (upstream / "topics" / "cast2020.jsonl").unlink()
+    shards = upstream / ("data" if declared else "") / "cast2020"
+    shards.mkdir(parents=True)
+    (shards / "test-00000-of-00002.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TOPICS[:2]))
+    (shards / "test-00001-of-00002.jsonl").write_text(json.dumps(TOPICS[2]) + "\n")
+    if declared:
+        (upstream / "README.md").write_text("---\nconfigs:\n  - config_name: cast2020\n    data_files:\n"
+                                            "      - split: test\n        path: data/cast2020/test-*.jsonl\n---\n")
+    out = build_coveragebench(upstream, tmp_path / "out", docs={"cast2020": str(_jsonl_docs(tmp_path))},
+                              progress=False)
+    # t3 is in the second shard; t2 (no supporting document) is dropped by the writer as always
+    assert [q["id"] for q in load(out, "cast2020", "queries").to_list()] == ["t1", "t3"]
+    assert "| cast2020 | 3 | 2 | 1 |" in (out / "README.md").read_text()
+
+    # a topic in two shards is an error at its second occurrence
+    (shards / "test-00001-of-00002.jsonl").write_text(json.dumps(TOPICS[2]) + "\n" + json.dumps(TOPICS[0]) + "\n")
+    with pytest.raises(UpstreamFormatError, match="duplicate topic_id 't1'") as info:
+        build_coveragebench(upstream, tmp_path / "out2", docs={"cast2020": str(_jsonl_docs(tmp_path))},
+                            progress=False)
+    assert Path(info.value.path).name == "test-00001-of-00002.jsonl" and info.value.line == 2
+    assert "test-00000-of-00002.jsonl, line 1" in str(info.value)
+
+
+def test_cli_subset_named_twice_is_built_once(tmp_path, capsys):
+    from complexir.cli.main import main
+
+    upstream = write_upstream(tmp_path / "up")
+    out = tmp_path / "out"
+    assert main(["build", "coveragebench", "--source", str(upstream), "--out", str(out), "--no-progress",
+                 "--subset", "cast2020", "cast2020", "--docs", f"cast2020={_jsonl_docs(tmp_path)}"]) == 0
+    assert len(load(out, "cast2020", "queries")) == 2
+    assert "it/s" not in capsys.readouterr().err  # --no-progress: no tqdm bar
+
+
+def test_neuclir_languages(tmp_path):
+    """NeuCLIR 2024: English report requests over Chinese, Persian and Russian news, in the card and the task."""
+    from complexir.card import read_front_matter
+    from complexir.tasks.coveragebench import CoverageBenchCAsT2020, CoverageBenchNeuCLIR2024
+
+    upstream = write_upstream(tmp_path / "up")
+    for old, new in (("topics/cast2020.jsonl", "topics/neuclir_2024.jsonl"),
+                     ("nuggets/cast2020_nuggets.tsv", "nuggets/neuclir_nuggets.tsv"),
+                     ("qrels/cast2020.qrels", "qrels/neuclir.qrels"), ("runs/cast2020", "runs/neuclir")):
+        (upstream / old).rename(upstream / new)
+    out = build_coveragebench(upstream, tmp_path / "out", docs={"neuclir_2024": str(_jsonl_docs(tmp_path))},
+                              progress=False)
+    assert read_front_matter(out / "README.md")["language"] == ["en", "zh", "fa", "ru"]
+    assert CoverageBenchNeuCLIR2024().metadata.eval_langs == ["eng-Latn", "zho-Hans", "fas-Arab", "rus-Cyrl"]
+    assert CoverageBenchCAsT2020().metadata.eval_langs == ["eng-Latn"]
+
+
+def test_trec_errors_carry_file_and_line(tmp_path):
+    """The house TREC reader's errors are UpstreamFormatErrors with path and line, in evaluate's own wording."""
+    from complexir.trec_io import TrecFormatError, read_nugget_qrels
+
+    path = tmp_path / "q.qrels"
+    path.write_text("t1 1 d1 1\nt1 2 d1 1\n")
+    with pytest.raises(TrecFormatError) as info:
+        read_nugget_qrels(path, known={"t1": {"1": "a nugget"}})
+    error = info.value
+    assert isinstance(error, UpstreamFormatError) and isinstance(error, ValueError)
+    assert (Path(error.path), error.line) == (path, 2)
+    assert str(error) == f"{path}:2: topic 't1', nugget '2' is not in the nuggets file"
+    assert read_nugget_qrels(path) == {"t1": {"1": {"d1": 1}, "2": {"d1": 1}}}  # without ``known``: no check
 
 
 # -- the task's numbers against the reference tools ---------------------------------------------------
