@@ -2,7 +2,9 @@
 
 Input: the folder ``complexir run`` (or plain ``mteb run``) wrote — MTEB's result cache layout
 ``<output>/results/<model__name>/<revision>/<Task>.json`` — and, beside it, the per-query scores
-``<output>/per_query/<model__name>/<revision>/<Task>.json`` that ``complexir run`` keeps.
+``<output>/per_query/<model__name>/<revision>/<Task>.json`` that ``complexir run`` keeps. An experiment
+(e.g. ``complexir run --long-docs chunk``) sits one level down in both, in mteb's
+``<revision>/experiments/<experiment>/`` folder.
 
 Output folder, ready to upload to a model repo:
 * ``README.md`` — the model card: ``model-index`` metadata merged into the existing card's YAML (built with
@@ -59,6 +61,11 @@ class ModelRun:
     folder: Path
     task_results: dict[str, Any] = field(default_factory=dict)
     per_query: dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]] = field(default_factory=dict)
+    experiment: str | None = None  # mteb's experiment folder name (e.g. ``--long-docs chunk``), None for a plain run
+    label: str = ""  # the model as tables name it: mteb's ``model_name_with_experiment``
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.model
 
 
 @dataclass
@@ -77,8 +84,39 @@ class Row:
 # ------------------------------------------------------------------------------------------- reading
 
 
+#: mteb files a model's experiments (``ModelMeta.experiment_kwargs``) in ``<model>/<revision>/experiments/<name>/``
+#: (``ResultCache.get_task_result_path``); ``complexir run`` mirrors that layout under ``per_query/``.
+EXPERIMENTS_FOLDER = "experiments"
+
+
+@dataclass(frozen=True)
+class _ResultFolder:
+    """A folder of result JSON in mteb's layout: ``<root>/<model>/<revision>[/experiments/<experiment>]``."""
+
+    path: Path
+    model_dir: str  # the model name as a path (``/`` → ``__``)
+    revision: str
+    experiment: str | None
+
+    @classmethod
+    def of(cls, path: Path) -> _ResultFolder:
+        if path.parent.name == EXPERIMENTS_FOLDER and len(path.parents) >= 3:
+            revision_dir = path.parent.parent
+            return cls(path, revision_dir.parent.name, revision_dir.name, path.name)
+        return cls(path, path.parent.name, path.name, None)
+
+    @property
+    def results_root(self) -> Path:
+        """The folder holding one folder per model (``<output>/results``)."""
+        return self.path.parents[3 if self.experiment else 1]
+
+    def describe(self) -> str:
+        tail = f"/{EXPERIMENTS_FOLDER}/{self.experiment}" if self.experiment else ""
+        return f"{self.model_dir}/{self.revision}{tail}"
+
+
 def _model_folders(path: Path) -> list[Path]:
-    """Revision folders (``<model>/<revision>`` holding result JSON) under or at ``path``."""
+    """Result folders (``<model>/<revision>`` or its ``experiments/<name>``) under or at ``path``."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"results folder {path} does not exist")
@@ -91,35 +129,78 @@ def _model_folders(path: Path) -> list[Path]:
     return folders
 
 
+def _meta_of(folder: Path) -> Any | None:
+    """The ``ModelMeta`` mteb saved beside the results (``model_meta.json``), if any."""
+    from mteb.models.model_meta import ModelMeta
+
+    meta_file = folder / "model_meta.json"
+    if not meta_file.is_file():
+        return None
+    return ModelMeta.model_construct(**json.loads(meta_file.read_text(encoding="utf-8")))
+
+
+def _select(folders: list[_ResultFolder], model: str) -> list[_ResultFolder]:
+    """The folders ``--model`` names: exactly one run by its label (``NAME`` for the plain run,
+    ``NAME (k=v, ...)`` or ``NAME/experiments/EXPERIMENT`` for an experiment), else every run of model ``NAME``."""
+    def key(text: str) -> str:
+        return text.replace("/", "__").replace(" ", "_")
+
+    wanted = key(model)
+    exact = []
+    for f in folders:
+        meta = _meta_of(f.path)
+        labels = {f.model_dir if f.experiment is None else f"{f.model_dir}__{EXPERIMENTS_FOLDER}__{f.experiment}"}
+        if meta is not None and meta.name:
+            labels.add(key(meta.model_name_with_experiment or meta.name))
+        if wanted in labels:
+            exact.append(f)
+    if exact:
+        return exact
+    return [f for f in folders if f.model_dir == wanted]
+
+
 def load_run(path: str | Path, model: str | None = None) -> ModelRun:
-    """The results of one model under ``path`` (an output folder, its ``results/`` or a model folder)."""
+    """The results of one model under ``path`` (an output folder, its ``results/`` or a model folder).
+
+    ``model`` chooses among several: a model name picks its plain run (or, when it has none, its only
+    experiment); ``NAME (k=v, ...)`` (mteb's ``model_name_with_experiment``) or ``NAME/experiments/EXPERIMENT``
+    picks an experiment such as ``complexir run --long-docs chunk``.
+    """
     from mteb.results import TaskResult
 
-    folders = _model_folders(Path(path))
+    folders = [_ResultFolder.of(f) for f in _model_folders(Path(path))]
     if model is not None:
-        wanted = model.replace("/", "__")
-        folders = [f for f in folders if f.parent.name == wanted or f.name == wanted]
+        folders = _select(folders, model)
         if not folders:
             raise FileNotFoundError(f"no results of model {model!r} under {path}")
-    models = sorted({f.parent.name for f in folders})
-    if len(models) > 1 or len(folders) > 1:
+    if len(folders) > 1:
         raise ValueError(
-            f"{path} holds results of several models/revisions "
-            f"({', '.join(f'{f.parent.name}/{f.name}' for f in folders)}); "
-            "choose one with --model or point at its folder"
+            f"{path} holds results of several models/revisions/experiments "
+            f"({', '.join(f.describe() for f in folders)}); "
+            "choose one with --model (NAME, or NAME/experiments/EXPERIMENT) or point at its folder"
         )
-    folder = folders[0]
-    run = ModelRun(model=folder.parent.name.replace("__", "/"), revision=folder.name, folder=folder)
-    meta_file = folder / "model_meta.json"
-    if meta_file.is_file():
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        run.model = meta.get("name") or run.model
+    found = folders[0]
+    folder = found.path
+    run = ModelRun(model=found.model_dir.replace("__", "/"), revision=found.revision, folder=folder,
+                   experiment=found.experiment)
+    meta = _meta_of(folder)
+    if meta is not None:
+        run.model = meta.name or run.model
+        run.label = meta.model_name_with_experiment or run.model
+    elif found.experiment:
+        run.label = f"{run.model} ({found.experiment})"
+    else:
+        run.label = run.model
     for file in sorted(folder.glob("*.json")):
         if file.name == "model_meta.json":
             continue
         result = TaskResult.from_disk(file)
         run.task_results[result.task_name] = result
-    candidates = [folder.parents[2] / "per_query" / folder.parent.name / folder.name] if len(folder.parents) > 2 else []
+    # complexir run's per_query/ mirrors results/ (experiments included); a folder may also hold its own.
+    candidates = []
+    if len(folder.parents) > (3 if found.experiment else 1) + 1:
+        root = found.results_root
+        candidates.append(root.parent / "per_query" / folder.relative_to(root))
     candidates.append(folder / "per_query")
     for per_query_dir in candidates:
         for file in sorted(per_query_dir.glob("*.json")) if per_query_dir.is_dir() else []:
@@ -128,7 +209,7 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
                 run.per_query[payload["task"]] = payload["scores"]
             except (KeyError, TypeError) as error:
                 raise ValueError(f"{file}: not a per-query score file (expected keys 'task' and 'scores')") from error
-    logger.info("%s (%s): %d task result(s), per-query scores for %d", run.model, run.revision,
+    logger.info("%s (%s): %d task result(s), per-query scores for %d", run.label, run.revision,
                 len(run.task_results), len(run.per_query))
     return run
 
@@ -224,10 +305,13 @@ def _main_score(task_name: str) -> str | None:
 # ------------------------------------------------------------------------------------------ rendering
 
 
-def _fmt(value: float | None, digits: int = 4) -> str:
+def fmt_score(value: Any, digits: int = 4) -> str:
+    """A score for a table: ``-`` when missing or NaN, numbers to ``digits`` decimals (shared with ``run``)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    return f"{value:.{digits}f}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.{digits}f}"
+    return str(value)
 
 
 def _fmt_p(p: float | None) -> str:
@@ -249,11 +333,11 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
     for r in rows:
         cells = [r.task, r.subset, r.split]
         for m in metrics:
-            cells.append(_fmt(r.scores.get(m)))
+            cells.append(fmt_score(r.scores.get(m)))
             if baseline_name:
                 base = r.baseline.get(m)
                 delta = None if base is None or m not in r.scores else r.scores[m] - base
-                cells += [("+" if delta and delta > 0 else "") + _fmt(delta) if delta is not None else "-",
+                cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -261,15 +345,15 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
 
 def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None) -> str:
     parts = [SECTION_START, "## Evaluation results (complexir)", "",
-             f"Model `{run.model}` (revision `{run.revision}`); scores from MTEB {_mteb_versions(run)}."]
+             f"Model `{run.label}` (revision `{run.revision}`); scores from MTEB {_mteb_versions(run)}."]
     if baseline:
-        parts += ["", f"Baseline: `{baseline.model}` (revision `{baseline.revision}`). Δ = model − baseline; "
+        parts += ["", f"Baseline: `{baseline.label}` (revision `{baseline.revision}`). Δ = model − baseline; "
                   "p = two-sided paired randomisation test on per-query scores "
                   f"({N_RESAMPLES:,} resamples, exact for small query sets); "
                   "paired t-test p-values are in `complexir_report/significance.json`."]
     for bench in dict.fromkeys(r.benchmark for r in rows):
         parts += ["", f"### {bench}", "", render_table([r for r in rows if r.benchmark == bench],
-                                                        baseline.model if baseline else None)]
+                                                        baseline.label if baseline else None)]
         if bench in charts:
             parts += ["", f"![{bench} results]({charts[bench]})"]
     parts += ["", SECTION_END]
@@ -375,7 +459,7 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
     for bench in dict.fromkeys(r.benchmark for r in rows):
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", bench) + ".png"
         charts.benchmark_chart([r for r in rows if r.benchmark == bench], out / REPORT_DIR / name,
-                               title=f"{bench}: {run.model}", baseline_name=base.model if base else None)
+                               title=f"{bench}: {run.label}", baseline_name=base.label if base else None)
         chart_files[bench] = f"{REPORT_DIR}/{name}"
     section = render_section(run, rows, chart_files, base)
     merged = merge_card(Path(card) if card else None, run, eval_results(run, rows), section)
@@ -388,8 +472,9 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
         for r in rows for m, t in r.tests.items()
     ]
     (out / REPORT_DIR / "significance.json").write_text(json.dumps(
-        {"model": run.model, "revision": run.revision, "baseline": base.model if base else None,
+        {"model": run.model, "revision": run.revision, "experiment": run.experiment,
+         "baseline": base.model if base else None, "baseline_experiment": base.experiment if base else None,
          "baseline_revision": base.revision if base else None, "tests": significance}, indent=1), encoding="utf-8")
     (out / REPORT_DIR / "report.md").write_text(section + "\n", encoding="utf-8")
-    logger.info("report for %s written to %s", run.model, out)
+    logger.info("report for %s written to %s", run.label, out)
     return card_path

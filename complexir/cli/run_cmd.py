@@ -11,10 +11,11 @@ import argparse
 import importlib.resources
 import json
 import logging
-import math
 import os
 from pathlib import Path
 from typing import Any
+
+from complexir.report import fmt_score
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", default="results", help="results folder (default: ./results)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--cache", default=None, metavar="DIR",
-                        help="embedding cache (MTEB's CachedEmbeddingWrapper): a rerun encodes nothing")
+                        help="embedding cache (MTEB's CachedEmbeddingWrapper), one folder per model, revision and "
+                             "max sequence length: a rerun with the same ones encodes nothing")
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
     parser.set_defaults(func=run)
@@ -110,20 +112,51 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir
     return tasks
 
 
+def per_query_path(output: Path, meta: Any, task_name: str) -> Path:
+    """Where a task's per-query scores go: mteb's result path with ``per_query`` for ``results``.
+
+    mteb's own ``ResultCache.get_task_result_path`` builds the path, so an experiment (``experiment_kwargs``
+    on the meta, e.g. ``--long-docs chunk``) lands in ``<model>/<revision>/experiments/<name>/`` exactly
+    like its result JSON and never overwrites the plain run's scores.
+    """
+    import mteb
+
+    results_root = output / "results"
+    result_path = mteb.ResultCache(output).get_task_result_path(task_name, meta)
+    return output / "per_query" / result_path.relative_to(results_root)
+
+
 def write_per_query(output: Path, meta: Any, tasks: list[Any]) -> None:
-    """Per-query scores per task: what ``complexir report --baseline`` tests significance on."""
-    folder = output / "per_query" / meta.name.replace("/", "__") / str(meta.revision)
-    folder.mkdir(parents=True, exist_ok=True)
+    """Per-query scores per task: what ``complexir report --baseline`` tests significance on.
+
+    ``meta`` must be the meta of the model passed to ``mteb.evaluate`` (the outermost wrapper), so the
+    files sit beside the result JSON mteb wrote.
+    """
     for task in tasks:
+        path = per_query_path(output, meta, task.metadata.name)
+        path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"task": task.metadata.name, "model": meta.name, "revision": meta.revision,
-                   "scores": task.per_query_scores}
-        (folder / f"{task.metadata.name}.json").write_text(json.dumps(payload, indent=1, sort_keys=True))
+                   "experiment": meta.experiment_name, "scores": task.per_query_scores}
+        path.write_text(json.dumps(payload, indent=1, sort_keys=True))
 
 
-def _fmt(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
+def embedding_cache_dir(cache: Path, model: Any) -> Path:
+    """The embedding cache folder of one model: ``<cache>/<model>/<revision>/max_seq_length_<N>``.
+
+    mteb's ``CachedEmbeddingWrapper`` keys vectors by task, prompt type and text hash only, so one folder
+    shared by two models (or one model at two max lengths) would serve one's vectors to the other. The
+    name and revision come from the model's final meta; the effective max sequence length is added
+    because ``--model-name`` replaces the name that otherwise records a changed length (``__max<N>``).
+    The long-document mode needs no key of its own: it encodes other texts (windows), and a given text
+    has the same vector whichever mode asked for it.
+    """
+    from complexir.tasks.locov1 import find_sentence_transformer
+
+    meta = model.mteb_model_meta
+    folder = cache / meta.model_name_as_path() / str(meta.revision or "no_revision_available")
+    st_model = find_sentence_transformer(model)
+    length = getattr(st_model, "max_seq_length", None) if st_model is not None else None
+    return folder / f"max_seq_length_{length}" if length else folder
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
@@ -132,10 +165,10 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     body = []
     for r in rows:
         s = r["scores"]
-        main = f"{r['main_name']}={_fmt(s.get('main_score'))}"
+        main = f"{r['main_name']}={fmt_score(s.get('main_score'))}"
         dps = r["docs_per_second"]
         body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
-                     *(_fmt(s.get(SCORE_COLUMNS[h])) for h in shown),
+                     *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown),
                      f"{dps:,.0f}" if dps else "cached"])
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
@@ -157,7 +190,9 @@ def run(args: argparse.Namespace) -> int:
     counter = EncodeCounter(base)  # under the cache: counts only what is really encoded
     model: Any = counter
     if args.cache:
-        model = CachedEmbeddingWrapper(counter, cache_path=Path(args.cache))
+        cache_dir = embedding_cache_dir(Path(args.cache), base)
+        logger.info("embedding cache: %s", cache_dir)
+        model = CachedEmbeddingWrapper(counter, cache_path=cache_dir)
     if args.long_docs != "none":  # windows are plain texts, so the cache serves them too
         from complexir.long_docs import wrap_long_docs
 
@@ -168,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         model, tasks, cache=mteb.ResultCache(output), overwrite_strategy="always",
         encode_kwargs={"batch_size": args.batch_size},
     )
-    meta = counter.mteb_model_meta
+    meta = model.mteb_model_meta  # the outermost model's: mteb filed the results under it (experiments too)
     write_per_query(output, meta, tasks)
 
     from complexir.tasks import BENCHMARK_OF
@@ -185,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
                     "main_name": task.metadata.main_score,
                     "docs_per_second": counter.docs_per_second(task_result.task_name),
                 })
-    print(f"model: {meta.name} (revision {meta.revision}); results in {output.resolve()}")
+    experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
+    print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
     print(render_table(rows))
     return 0
