@@ -17,13 +17,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "build", help="build a benchmark folder (a Hub dataset repo) from its upstream release"
     )
     benchmarks = parser.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
-    for name in LOADING_SCRIPTS:
-        try:
-            module = import_module(f"complexir.loading_scripts.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"complexir.loading_scripts.{name}":
-                raise
-            continue
+    for name in LOADING_SCRIPTS:  # every one is part of the package: a failed import is a broken install
+        module = import_module(f"complexir.loading_scripts.{name}")
         sub = benchmarks.add_parser(name, help=(module.__doc__ or name).strip().splitlines()[0])
         sub.add_argument("--out", required=True, help="the benchmark folder to write (atomically)")
         sub.add_argument("--overwrite", action="store_true", help="replace --out if it exists")

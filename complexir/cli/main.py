@@ -19,14 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="complexir", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        try:
-            module = import_module(f"complexir.cli.{name}_cmd")
-        except ModuleNotFoundError as error:  # a subcommand whose issue has not landed yet
-            if error.name != f"complexir.cli.{name}_cmd":
-                raise
-            continue
-        module.add_parser(sub)
+    for name in SUBCOMMANDS:  # every one is part of the package: a failed import is a broken install
+        import_module(f"complexir.cli.{name}_cmd").add_parser(sub)
     return parser
 
 
