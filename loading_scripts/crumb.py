@@ -6,7 +6,9 @@ The release keeps its judgments inside the query rows (``passage_qrels``, ``pass
 ``full_document_qrels``: lists of ``{id, label}`` with float, sometimes fractional labels), has a passage
 corpus for all eight tasks and a full-document corpus for five, and one instruction per task. We write:
 
-- subset ``<task>`` for every task: the passage corpus (with ``parent-id``) and the passage qrels;
+- subset ``<task>`` for every task: the passage corpus (with ``parent-id``) and the passage qrels (for the three
+  MaxP tasks, a split whose ``passage_qrels`` hold no positive is not written, as their judgments may be at
+  document level only: the subset can be corpus-only, and the MaxP task scores on ``<task>_full`` anyway);
 - subset ``<task>_full`` for the five full-document tasks: full documents and full-document qrels
   (the three MaxP tasks read these qrels to score their collapsed passage runs);
 - for ``paper_retrieval``, the binary qrels as the extra splits ``test_binary`` / ``validation_binary`` of the
@@ -139,8 +141,25 @@ def _metadata(obj: dict[str, Any], path: Path, lineno: int) -> str | None:
     raise UpstreamFormatError(path, lineno, f"field 'metadata': expected a JSON string, got {type(value).__name__}")
 
 
-def corpus_rows(path: Path, *, with_parent: bool) -> Iterator[dict[str, Any]]:
-    """Standard corpus rows from a release corpus file, streamed."""
+@dataclass
+class PassageIds:
+    """Passages whose id is not ``<parent_id>:<chunk index>`` (UPSTREAM.md's form). MaxP collapses by the
+    ``parent-id`` column, so such ids change nothing there, but they are counted: a reader splitting ids
+    at the last ``:`` would collapse them differently."""
+
+    checked: int = 0
+    mismatches: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+def _is_chunk_of(passage_id: str, parent: str) -> bool:
+    index = passage_id[len(parent) + 1:] if passage_id.startswith(parent + ":") else ""
+    return index.isascii() and index.isdigit()
+
+
+def corpus_rows(path: Path, *, with_parent: bool, ids: PassageIds | None = None) -> Iterator[dict[str, Any]]:
+    """Standard corpus rows from a release corpus file, streamed; ``ids`` counts passage ids that do not
+    follow ``<parent_id>:<chunk index>`` (rows with a null ``parent_id`` are whole documents: not checked)."""
     for lineno, obj in iter_jsonl(path):
         row: dict[str, Any] = {
             "id": _string(obj, "document_id", path, lineno, empty_ok=False),
@@ -152,6 +171,12 @@ def corpus_rows(path: Path, *, with_parent: bool) -> Iterator[dict[str, Any]]:
             # null upstream: the passage is a whole document, so it is its own parent. Nulls would also break
             # MTEB's collate function, which rejects None in any column of a batch.
             row["parent-id"] = parent if parent is not None else row["id"]
+            if ids is not None and parent is not None:
+                ids.checked += 1
+                if not _is_chunk_of(row["id"], parent):
+                    ids.mismatches += 1
+                    if len(ids.examples) < 3:
+                        ids.examples.append(f"{row['id']!r} (parent {parent!r}, line {lineno})")
         elif parent is not None:
             raise UpstreamFormatError(path, lineno, f"a full document has parent_id {parent!r}; expected null")
         row["metadata"] = _metadata(obj, path, lineno)
@@ -208,8 +233,10 @@ def read_queries(path: Path, keys: tuple[str, ...]) -> SplitData:
             "metadata": _metadata(obj, path, lineno),
         })
         for key in keys:
-            entries = obj.get(key)
-            if entries is None:
+            if key not in obj:  # UPSTREAM.md: every query row has all three lists (possibly empty)
+                raise UpstreamFormatError(path, lineno, f"query {qid!r} has no {key!r} field")
+            entries = obj[key]
+            if entries is None:  # an explicit null: no judgments in this list
                 entries = []
             if not isinstance(entries, list):
                 raise UpstreamFormatError(path, lineno,
@@ -279,8 +306,14 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
             if task in BINARY_TASKS:
                 plan.append((task, "passage_binary_qrels", BINARY_SUFFIX))
 
-            writer.write_corpus(task, corpus_rows(folder / "passage_corpus.jsonl", with_parent=True))
-            _write_splits(writer, task, splits, plan, cast_rows)
+            ids = PassageIds()
+            writer.write_corpus(task, corpus_rows(folder / "passage_corpus.jsonl", with_parent=True, ids=ids))
+            if ids.mismatches:
+                logger.warning("%s: %d of %d passage ids are not <parent_id>:<chunk index>, e.g. %s", task,
+                               ids.mismatches, ids.checked, ", ".join(ids.examples))
+                writer.note(task, "passage ids not of the form <parent_id>:<chunk index> (MaxP uses parent-id)",
+                            f"{ids.mismatches} of {ids.checked}")
+            _write_splits(writer, task, splits, plan, cast_rows, maxp=task in MAXP_TASKS)
             if full:
                 subset = task + FULL_SUFFIX
                 writer.write_corpus(subset, corpus_rows(folder / "full_document_corpus.jsonl", with_parent=False))
@@ -305,11 +338,27 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
 
 
 def _write_splits(writer: BenchmarkWriter, task: str, splits: dict[str, SplitData],
-                  plan: list[tuple[str, str, str]], cast_rows: list[list[Any]]) -> None:
+                  plan: list[tuple[str, str, str]], cast_rows: list[list[Any]], *, maxp: bool = False) -> None:
+    """Write each (subset, judgment list, suffix) of ``plan`` for both splits.
+
+    ``maxp``: the passage judgments of a MaxP task are not what scores it (``<task>_full``'s are), and the
+    release may judge only documents there; a split without a passage positive is then not written (the
+    subset may be left with its corpus alone) rather than failing the build.
+    """
     for subset, key, suffix in plan:
         for split, data in splits.items():
             judged = data.lists[key]
             out_split = split + suffix
+            if maxp and key == "passage_qrels" and not any(r["score"] > 0 for r in judged.rows):
+                logger.warning("%s/%s: no passage-level positive in %s; split not written (the MaxP task scores "
+                               "on %s%s)", subset, out_split, key, task, FULL_SUFFIX)
+                writer.note(subset, f"{out_split}: not written",
+                            f"no passage-level positive in {key} (judgments are at document level; the MaxP "
+                            f"task reads queries and qrels from {task}{FULL_SUFFIX})")
+                cast_rows.append([subset, out_split, key, judged.labels, judged.changed_by_cast,
+                                  judged.positives_lost, judged.duplicates, len(judged.judged_queries),
+                                  "– (not written)"])
+                continue
             counts = writer.write_split(subset, out_split, queries=data.queries, qrels=judged.rows)
             cast_rows.append([subset, out_split, key, judged.labels, judged.changed_by_cast, judged.positives_lost,
                               judged.duplicates, len(judged.judged_queries), counts["queries"]])

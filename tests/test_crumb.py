@@ -123,6 +123,90 @@ def test_malformed_line_names_file_and_line(tmp_path: Path) -> None:
         build_crumb(src, tmp_path / "out", subsets=["code_retrieval"], progress=False)
 
 
+def _copy_task(src: Path, folder: str) -> Path:
+    """A copy of one task folder of the fixture release under ``src``."""
+    for f in (FIXTURE / folder).rglob("*.jsonl"):
+        target = src / folder / f.relative_to(FIXTURE / folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    return src
+
+
+def _rewrite(path: Path, change) -> None:
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path.write_text("".join(json.dumps(change(row)) + "\n" for row in lines), encoding="utf-8")
+
+
+def test_query_row_missing_a_judgment_list(tmp_path: Path) -> None:
+    src = _copy_task(tmp_path / "release", "clinical_trial")
+    labels = src / "clinical_trial" / "val" / "query_labels.jsonl"
+    _rewrite(labels, lambda row: {k: v for k, v in row.items() if k != "full_document_qrels"})
+    with pytest.raises(UpstreamFormatError, match=r"val/query_labels\.jsonl, line 1: query 'trec-20221' has no "
+                                                  r"'full_document_qrels' field") as info:
+        build_crumb(src, tmp_path / "out", subsets=["clinical_trial"], progress=False)
+    assert info.value.line == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def document_level_only(tmp_path_factory) -> Path:
+    """clinical_trial as the release may ship a MaxP task: judgments at document level only (empty
+    passage_qrels), and one passage id that does not follow <parent_id>:<chunk index>."""
+    root = tmp_path_factory.mktemp("crumb_doc_level")
+    src = _copy_task(root / "release", "clinical_trial")
+    for sub in ("eval", "val"):
+        _rewrite(src / "clinical_trial" / sub / "query_labels.jsonl", lambda row: {**row, "passage_qrels": []})
+    _rewrite(src / "clinical_trial" / "passage_corpus.jsonl",
+             lambda row: {**row, "document_id": "NCT00003466-p1"} if row["document_id"] == "NCT00003466:1" else row)
+    return build_crumb(src, root / "data" / "crumb", subsets=["clinical_trial"], progress=False)
+
+
+def test_maxp_task_without_passage_positives(document_level_only: Path, caplog) -> None:
+    from complexir.reader import list_subsets
+    from complexir.tasks import TASKS_BY_NAME
+
+    built = document_level_only
+    # <task> keeps its passage corpus only; <task>_full has queries and qrels as always
+    assert sorted(p.name for p in (built / "data" / "clinical_trial").iterdir()) == ["corpus-00000.parquet"]
+    assert [q["id"] for q in rows(built, "clinical_trial_full", "queries", "test")] == [
+        "trec-20211", "trec-20212", "trec-20213"]
+    assert set(list_subsets(built)) == {"clinical_trial", "clinical_trial_full"}
+    readme = (built / "README.md").read_text(encoding="utf-8")
+    assert "test: not written: no passage-level positive in passage_qrels" in readme
+    assert "validation: not written" in readme
+    assert "| clinical_trial | test | passage_qrels | 0 | 0 | 0 | 0 | 0 | – (not written) |" in readme
+    # the renamed passage is counted, and keeps its parent-id
+    assert "(MaxP uses parent-id): 1 of 9" in readme
+    assert ("NCT00003466-p1", "NCT00003466") in [(r["id"], r["parent-id"])
+                                                 for r in rows(built, "clinical_trial", "corpus")]
+
+    task = TASKS_BY_NAME["CRUMBClinicalTrial"]()
+    assert task.available_in(built.parent)
+    assert not TASKS_BY_NAME["CRUMBLegalQA"]().available_in(built.parent)
+    task.data_dir = built.parent
+    task.load_data()
+    for split, qids in (("test", ["trec-20211", "trec-20212", "trec-20213"]), ("validation", ["trec-20221"])):
+        data = task.dataset["default"][split]
+        assert len(data["corpus"]) == 9 and data["queries"]["id"] == qids
+        assert data["relevant_docs"] == {q: d for q, d in official_qrels("clinical_trial", split,
+                                                                         "full_document_qrels").items()}
+        assert task._extra["default"][split]["parents"]["NCT00003466-p1"] == "NCT00003466"
+
+
+def test_maxp_scores_do_not_depend_on_passage_qrels(built: Path, document_level_only: Path, reversed_model,
+                                                    tmp_path: Path) -> None:
+    """The document-level-only build scores exactly as the full fixture: MaxP reads <task>_full and parent-id."""
+    from complexir.tasks import TASKS_BY_NAME
+
+    scores = []
+    for data_dir in (built.parent, document_level_only.parent):
+        task = TASKS_BY_NAME["CRUMBClinicalTrial"]()
+        task.data_dir = data_dir
+        result = mteb.evaluate(reversed_model, [task], overwrite_strategy="always", cache=None)
+        scores.append({split: s[0]["ndcg_at_10"] for split, s in result.task_results[0].scores.items()})
+    assert scores[0] == scores[1]
+
+
 # -- official equivalence -------------------------------------------------------------------------------
 def official_qrels(task_folder: str, split: str, key: str) -> dict[str, dict[str, int]]:
     """The official recipe's qrels: straight from the release file, labels cast with int()."""
