@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import glob
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .card import read_front_matter
@@ -52,8 +52,15 @@ def configs(folder: Path) -> dict[tuple[str | None, str], dict[str, list[Path]]]
     return out
 
 
+# A truncated, corrupt or non-parquet file surfaces from pyarrow as ArrowInvalid/ArrowException or OSError.
+_READ_ERRORS = (pa.ArrowException, OSError)
+
+
 def _check_schema(path: Path, kind: str) -> pa.Schema:
-    schema = pq.read_schema(path)
+    try:
+        schema = pq.read_schema(path)
+    except _READ_ERRORS as error:
+        raise LayoutError(f"{path}: not a readable parquet file ({error})") from error
     for field in REQUIRED[kind]:
         if field.name not in schema.names:
             raise LayoutError(f"{path}: missing column {field.name!r} ({field.type})")
@@ -63,17 +70,35 @@ def _check_schema(path: Path, kind: str) -> pa.Schema:
     return schema
 
 
-def _column(paths: list[Path], name: str) -> list[Any]:
-    return [v for p in paths for v in pq.read_table(p, columns=[name]).column(name).to_pylist()]
+def _rows(paths: list[Path], columns: list[str]) -> Iterator[tuple[Path, int, tuple[Any, ...]]]:
+    """(file, row number in that file, values of ``columns``) over every file of a config split, one file
+    in memory at a time. Required columns must not be null: a null id or grade is refused here."""
+    for path in paths:
+        try:
+            table = pq.read_table(path, columns=columns)
+        except _READ_ERRORS as error:
+            raise LayoutError(f"{path}: not a readable parquet file ({error})") from error
+        values = [table.column(name).to_pylist() for name in columns]
+        for i, row in enumerate(zip(*values, strict=True), 1):
+            for name, value in zip(columns, row, strict=True):
+                if value is None:
+                    raise LayoutError(f"{path}, row {i}: column {name!r} is null")
+            yield path, i, row
 
 
-def _unique(values: list[str], what: str) -> set[str]:
-    seen: set[str] = set()
-    for i, v in enumerate(values, 1):
+def _unique_ids(paths: list[Path]) -> set[str]:
+    seen: dict[str, tuple[Path, int]] = {}
+    for path, i, (v,) in _rows(paths, ["id"]):
         if v in seen:
-            raise LayoutError(f"{what}, row {i}: duplicate id {v!r}")
-        seen.add(v)
-    return seen
+            first = seen[v]
+            raise LayoutError(f"{path}, row {i}: duplicate id {v!r} (first at {first[0].name}, row {first[1]})")
+        seen[v] = (path, i)
+    return set(seen)
+
+
+def _check_reference(path: Path, row: int, value: str, known: set[str], column: str) -> None:
+    if value not in known:
+        raise LayoutError(f"{path}, row {row}: {column} {value!r} does not exist")
 
 
 def validate_folder(folder: str | Path) -> dict[str, dict[str, Any]]:
@@ -103,46 +128,55 @@ def validate_folder(folder: str | Path) -> dict[str, dict[str, Any]]:
                 if split not in kinds[QUERIES]:
                     raise LayoutError(f"{folder}: subset {name!r} has {kind} but no queries for split {split!r}")
         corpus_paths = [p for ps in kinds[CORPUS].values() for p in ps]
-        doc_ids = _unique(_column(corpus_paths, "id"), f"{corpus_paths[0].parent}/corpus-*.parquet")
+        doc_ids = _unique_ids(corpus_paths)
         counts: dict[str, Any] = {"documents": len(doc_ids), "splits": {}}
         for split, qpaths in kinds.get(QUERIES, {}).items():
-            query_ids = _unique(_column(qpaths, "id"), str(qpaths[0]))
+            query_ids = _unique_ids(qpaths)
             if split not in kinds[QRELS]:
                 raise LayoutError(f"{folder}: subset {name!r} has queries but no qrels for split {split!r}")
-            qrels_path = kinds[QRELS][split][0]
-            qrels = pq.read_table(qrels_path, columns=["query-id", "corpus-id", "score"])
-            _check_references(qrels_path, qrels.column("query-id").to_pylist(), query_ids, "query-id")
-            _check_references(qrels_path, qrels.column("corpus-id").to_pylist(), doc_ids, "corpus-id")
-            if pc.any(pc.less(qrels.column("score"), 0)).as_py():
-                raise LayoutError(f"{qrels_path}: negative score")
-            positive = set(pc.filter(qrels.column("query-id"), pc.greater(qrels.column("score"), 0)).to_pylist())
+            pairs: dict[tuple[str, str], tuple[Path, int]] = {}
+            positive: set[str] = set()
+            for path, i, (qid, did, score) in _rows(kinds[QRELS][split], ["query-id", "corpus-id", "score"]):
+                _check_reference(path, i, qid, query_ids, "query-id")
+                _check_reference(path, i, did, doc_ids, "corpus-id")
+                if score < 0:
+                    raise LayoutError(f"{path}, row {i}: negative score {score}")
+                if (qid, did) in pairs:
+                    first = pairs[qid, did]
+                    raise LayoutError(f"{path}, row {i}: duplicate judgment for query {qid!r} and document {did!r} "
+                                      f"(first at {first[0].name}, row {first[1]})")
+                pairs[qid, did] = (path, i)
+                if score > 0:
+                    positive.add(qid)
             missing = query_ids - positive
             if missing:
                 raise LayoutError(
                     f"{qpaths[0]}: {len(missing)} queries have no positive qrel, e.g. {sorted(missing)[:3]}"
                 )
-            split_counts = {"queries": len(query_ids), "qrels": qrels.num_rows, "nuggets": 0}
+            split_counts = {"queries": len(query_ids), "qrels": len(pairs), "nuggets": 0}
             if NUGGETS in kinds and split in kinds[NUGGETS]:
-                npath = kinds[NUGGETS][split][0]
-                nuggets = pq.read_table(npath, columns=["query-id", "support"])
-                _check_references(npath, nuggets.column("query-id").to_pylist(), query_ids, "query-id")
-                support_ids = pc.list_flatten(nuggets.column("support")).combine_chunks()
-                if len(support_ids):
-                    _check_references(npath, support_ids.field("corpus-id").to_pylist(), doc_ids, "support corpus-id")
-                split_counts["nuggets"] = nuggets.num_rows
+                nugget_keys: set[tuple[str, str]] = set()
+                for path, i, (qid, nid, support) in _rows(kinds[NUGGETS][split], ["query-id", "nugget-id", "support"]):
+                    _check_reference(path, i, qid, query_ids, "query-id")
+                    if (qid, nid) in nugget_keys:
+                        raise LayoutError(f"{path}, row {i}: duplicate nugget {nid!r} for query {qid!r}")
+                    nugget_keys.add((qid, nid))
+                    supported: set[str] = set()
+                    for entry in support:
+                        did = entry["corpus-id"]
+                        _check_reference(path, i, did, doc_ids, "support corpus-id")
+                        if did in supported:
+                            raise LayoutError(f"{path}, row {i}: document {did!r} twice in the support of nugget "
+                                              f"{nid!r}")
+                        supported.add(did)
+                split_counts["nuggets"] = len(nugget_keys)
             if TOP_RANKED in kinds and split in kinds[TOP_RANKED]:
-                tpath = kinds[TOP_RANKED][split][0]
-                top = pq.read_table(tpath)
-                _check_references(tpath, top.column("query-id").to_pylist(), query_ids, "query-id")
-                _check_references(tpath, pc.list_flatten(top.column("corpus-ids")).to_pylist(), doc_ids, "corpus-ids")
+                for path, i, (qid, ranked) in _rows(kinds[TOP_RANKED][split], ["query-id", "corpus-ids"]):
+                    _check_reference(path, i, qid, query_ids, "query-id")
+                    for did in ranked:
+                        _check_reference(path, i, did, doc_ids, "corpus-ids")
             counts["splits"][split] = split_counts
         report[name] = counts
     if not any(counts["splits"] for counts in report.values()):
         raise LayoutError(f"{folder}: no subset has queries and qrels: nothing to evaluate")
     return report
-
-
-def _check_references(path: Path, values: list[str], known: set[str], column: str) -> None:
-    for i, v in enumerate(values, 1):
-        if v not in known:
-            raise LayoutError(f"{path}, row {i}: {column} {v!r} does not exist")

@@ -373,7 +373,8 @@ class BenchmarkWriter:
             tables[NUGGETS] = [{**r, "weight": float(r.get("weight", 1.0)), "support": list(r.get("support") or [])}
                                for r in kept(nuggets, "query-id")]
         if top_ranked is not None:
-            tables[TOP_RANKED] = kept(top_ranked, "query-id")
+            tables[TOP_RANKED] = [{**r, "corpus-ids": list(r.get("corpus-ids") or [])}
+                                  for r in kept(top_ranked, "query-id")]
         for kind, rows in tables.items():
             columns = list(dict.fromkeys(k for r in rows for k in r)) if rows else []
             table = pa.Table.from_pylist(rows, schema=schema_for(kind, columns))

@@ -9,6 +9,7 @@ import re
 import shutil
 
 import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -326,6 +327,74 @@ def test_validator_names_the_broken_file(tmp_path, damage, message):
     out = build(tmp_path / "out")
     damage(out)
     with pytest.raises(LayoutError, match=message):
+        validate_folder(out)
+
+
+def _second_file(folder, kind, rows):
+    """Add ``data/drugs/<kind>-test_more.parquet`` to the test split of ``drugs-<kind>`` (a split of 2 files)."""
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(folder / f"data/drugs/{kind}-test.parquet")),
+                   folder / f"data/drugs/{kind}-test_more.parquet")
+    meta = read_front_matter(folder / "README.md")
+    for config in meta["configs"]:
+        if config["config_name"] == f"drugs-{kind}":
+            config["data_files"] = [{"split": "test", "path": f"data/drugs/{kind}-test*.parquet"}]
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta)}---\n")
+
+
+@pytest.mark.parametrize(
+    ("kind", "rows", "message"),
+    [
+        ("qrels", [{"query-id": "q1", "corpus-id": "d3", "score": 1},
+                   {"query-id": "q2", "corpus-id": "d3", "score": 2}],
+         "qrels-test_more.parquet, row 2: duplicate judgment for query 'q2' and document 'd3' "
+         "(first at qrels-test.parquet, row 3)"),
+        ("qrels", [{"query-id": "q1", "corpus-id": "d9", "score": 1}],
+         "qrels-test_more.parquet, row 1: corpus-id 'd9' does not exist"),
+        ("qrels", [{"query-id": "q1", "corpus-id": "d3", "score": None}],
+         "qrels-test_more.parquet, row 1: column 'score' is null"),
+        ("queries", [{"id": "q1", "text": "again", "instruction": ""}],
+         "queries-test_more.parquet, row 1: duplicate id 'q1' (first at queries-test.parquet, row 1)"),
+        ("queries", [{"id": "q5", "text": "never judged", "instruction": ""}], "1 queries have no positive qrel"),
+        ("nuggets", [{"query-id": "q9", "nugget-id": "1", "text": "x", "weight": 1.0, "support": []}],
+         "nuggets-test_more.parquet, row 1: query-id 'q9' does not exist"),
+        ("nuggets", [{"query-id": "q2", "nugget-id": "1", "text": "x", "weight": 1.0,
+                      "support": [{"corpus-id": "d3", "score": 1}, {"corpus-id": "d3", "score": 0}]}],
+         "nuggets-test_more.parquet, row 1: document 'd3' twice in the support of nugget '1'"),
+        ("top_ranked", [{"query-id": "q2", "corpus-ids": ["d3", "gone"]}],
+         "top_ranked-test_more.parquet, row 1: corpus-ids 'gone' does not exist"),
+    ],
+)
+def test_validator_reads_every_file_of_a_split(tmp_path, kind, rows, message):
+    out = build(tmp_path / "out", top_ranked=[{"query-id": "q1", "corpus-ids": ["d1", "d2"]}])
+    _second_file(out, kind, rows)
+    with pytest.raises(LayoutError, match=re.escape(message)):
+        validate_folder(out)
+
+
+def test_validator_accepts_a_split_of_several_files(tmp_path):
+    out = build(tmp_path / "out")
+    _second_file(out, "qrels", [{"query-id": "q1", "corpus-id": "d3", "score": 0}])
+    assert validate_folder(out)["drugs"]["splits"]["test"]["qrels"] == 4
+
+
+@pytest.mark.parametrize("name", ["corpus-00000.parquet", "qrels-test.parquet", "nuggets-test.parquet"])
+@pytest.mark.parametrize("damage", [lambda b: b"this is not parquet", lambda b: b[: len(b) // 2], lambda b: b""])
+def test_validator_names_a_corrupt_file(tmp_path, name, damage):
+    out = build(tmp_path / "out")
+    path = out / "data" / "drugs" / name
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(LayoutError, match=re.escape(f"{path}: not a readable parquet file")):
+        validate_folder(out)
+
+
+def test_validator_rejects_a_corrupt_body_behind_a_valid_footer(tmp_path):
+    """The schema (footer) reads, the data pages do not: the error still names the file."""
+    out = build(tmp_path / "out")
+    path = out / "data" / "drugs" / "qrels-test.parquet"
+    data = bytearray(path.read_bytes())
+    data[4:40] = b"\xff" * 36  # the first data page, after the 'PAR1' magic
+    path.write_bytes(bytes(data))
+    with pytest.raises(LayoutError, match=re.escape(str(path))):
         validate_folder(out)
 
 
