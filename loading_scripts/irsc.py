@@ -385,7 +385,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="query language of files without that column (en, eng, english, zh, zh-cn, chinese…)")
     parser.add_argument("--content-language", default=None,
                         help="content language of files without that column")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
+                        help="no progress bars (--quiet: the older spelling)")
 
 
 def build(args: argparse.Namespace) -> int:
@@ -395,6 +396,6 @@ def build(args: argparse.Namespace) -> int:
         fixed_query_language=args.query_language, fixed_content_language=args.content_language,
     )
     out = build_irsc(args.source, args.out, columns=columns, revision=args.revision, overwrite=args.overwrite,
-                     progress=not args.quiet)
+                     progress=not args.no_progress)
     logger.info("IRSC written to %s", out)
     return 0

@@ -330,11 +330,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--documents-revision", help="Hub revision of the documents repo (default: main)")
     parser.add_argument("--queries-revision", help="Hub revision of the queries repo (default: main)")
     parser.add_argument("--cache-dir", help="Hugging Face cache folder for the Hub download")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def build(args: argparse.Namespace) -> int:
     build_locov1(
         args.source, args.out, overwrite=args.overwrite, tasks=args.tasks,
         documents_revision=args.documents_revision, queries_revision=args.queries_revision, cache_dir=args.cache_dir,
+        progress=not args.no_progress,
     )
     return 0

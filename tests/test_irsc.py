@@ -142,6 +142,24 @@ def test_build_is_deterministic(pairs_dir: Path, tmp_path: Path) -> None:
     assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
 
 
+@pytest.mark.parametrize(("flags", "progress"), [([], True), (["--no-progress"], False), (["--quiet"], False)])
+def test_cli_progress_option(pairs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str],
+                             progress: bool) -> None:
+    """`--no-progress`, as every loading script spells it (`--quiet` still accepted), reaches the writer."""
+    from complexir.loading_scripts import irsc
+
+    seen: list[bool] = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["progress"])
+        return build_irsc(*args, **kwargs)
+
+    monkeypatch.setattr(irsc, "build_irsc", spy)
+    assert complexir(["build", "irsc", "--source", str(pairs_dir), "--out", str(tmp_path / "out"), *flags]) == 0
+    assert seen == [progress]
+    assert list_subsets(tmp_path / "out")
+
+
 def test_fixed_values_and_custom_columns(tmp_path: Path) -> None:
     src = write(tmp_path / "src" / "pairs.csv", 'q,c\n"Who won two Nobel Prizes, in physics and chemistry?",'
                 f'"{CURIE}"\n')

@@ -173,12 +173,23 @@ def test_hub_source_downloads_both_repos(tmp_path: Path, monkeypatch: pytest.Mon
     assert f"hazyresearch/LoCoV1-Documents@{'a' * 40}" in card
 
 
-def test_cli_build(tmp_path: Path) -> None:
+def test_cli_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from complexir.cli.main import main
+    from complexir.loading_scripts import locov1
 
+    seen: list[bool] = []
+    original = locov1.build_locov1
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["progress"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(locov1, "build_locov1", spy)
     out = tmp_path / "cli"
     assert main(["build", "locov1", "--source", str(TINY), "--out", str(out)]) == 0
     assert json.loads(json.dumps(reader.list_subsets(out))) == ["gov_report", "qasper_abstract"]
+    assert main(["build", "locov1", "--source", str(TINY), "--out", str(out), "--overwrite", "--no-progress"]) == 0
+    assert seen == [True, False]  # --no-progress, as every loading script spells it, reaches the writer
 
 
 # -- MTEB tasks ---------------------------------------------------------------------------------------------
