@@ -18,6 +18,7 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 from complexir import reader
 from complexir.card import CardInfo, read_front_matter
 from complexir.errors import LayoutError
+from complexir.schema import config_name
 from complexir.validation import validate_folder
 from complexir.writer import BenchmarkWriter
 
@@ -434,7 +435,7 @@ def test_every_demo_config_loads_with_datasets_and_mteb():
                 assert len(rows) > 0, (folder.name, config["config_name"], data_files["split"])
         names = {config["config_name"] for config in meta["configs"]}
         for subset in reader.list_subsets(folder):
-            if f"{subset}-queries" not in names:  # a corpus-only subset: other subsets' tasks read it
+            if config_name(subset, "queries") not in names:  # a corpus-only subset: other subsets' tasks read it
                 continue
             split = RetrievalDatasetLoader(str(folder), revision=None, split="test", config=subset).load()
             assert split["relevant_docs"] and len(split["queries"]) and len(split["corpus"]), (folder.name, subset)
