@@ -19,10 +19,11 @@ REPO = Path(__file__).resolve().parents[1]
 # benchmark -> extra `complexir build` arguments for its demo
 DEMO_BUILD_ARGS: dict[str, list[str]] = {
     "crumb": ["--subset", "clinical_trial", "legal_qa", "paper_retrieval", "--no-progress"],
-    "irsc": [],
-    "locov1": [],
+    "irsc": ["--no-progress"],
+    "locov1": ["--no-progress"],
     # the collections' text stands in as small local files (relative to the demo folder)
-    "coveragebench": ["--docs", "cast2020=jsonl:corpus/cast2020.jsonl", "crux_duc04=jsonl:corpus/crux_duc04.jsonl"],
+    "coveragebench": ["--docs", "cast2020=jsonl:corpus/cast2020.jsonl", "crux_duc04=jsonl:corpus/crux_duc04.jsonl",
+                      "--no-progress"],
 }
 
 
