@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import gzip
 import json
 import logging
 import re
@@ -43,6 +42,7 @@ from complexir.benchmarks import COVERAGEBENCH_CITATION as CITATION
 from complexir.card import CardInfo, read_front_matter
 from complexir.errors import UpstreamFormatError
 from complexir.trec_io import read_nugget_qrels, read_run
+from complexir.upstream import iter_jsonl
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ def _topic_rows(path: Path) -> Iterator[tuple[int, Topic]]:
     elif path.suffix == ".json" and path.read_text(encoding="utf-8").lstrip().startswith("["):
         rows = enumerate(json.loads(path.read_text(encoding="utf-8")), start=1)
     else:
-        rows = _jsonl(path)
+        rows = iter_jsonl(path)
     for line, row in rows:
         if not isinstance(row, dict):
             raise UpstreamFormatError(path, line, f"expected an object with topic_id, query, nuggets; got {row!r:.80}")
@@ -243,18 +243,6 @@ def read_topics(paths: Path | list[Path]) -> dict[str, Topic]:
     if not topics:
         raise UpstreamFormatError(paths[0] if len(paths) == 1 else ", ".join(map(str, paths)), None, "no topics")
     return topics
-
-
-def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                yield line, json.loads(text)
-            except json.JSONDecodeError as error:
-                raise UpstreamFormatError(path, line, f"invalid JSON: {error.msg}") from None
 
 
 def read_nuggets(path: Path, topics: dict[str, Topic]) -> dict[str, dict[str, str]]:
@@ -423,9 +411,7 @@ def iter_documents(source: CorpusSource) -> Iterator[dict[str, str]]:
             yield _row_from_irds(doc)
     elif source.kind == "jsonl":
         path = Path(source.location)
-        for line, row in _jsonl(path):
-            if not isinstance(row, dict):
-                raise UpstreamFormatError(path, line, "expected a JSON object per line")
+        for line, row in iter_jsonl(path):
             try:
                 yield _row_from_mapping(row, str(path))
             except UpstreamFormatError as error:

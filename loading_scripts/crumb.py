@@ -36,6 +36,7 @@ from typing import Any
 from complexir.benchmarks import CRUMB_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
+from complexir.upstream import iter_jsonl
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -98,23 +99,6 @@ def _source_label(source: str | os.PathLike) -> str:
     """What the card names as source: the Hub id, or a local folder by its name only (machine-independent)."""
     path = Path(source).expanduser()
     return f"local folder {path.resolve().name!r} in the {HUB_ID} format" if path.is_dir() else str(source)
-
-
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line, read one line at a time (bounded memory)."""
-    if not path.is_file():
-        raise UpstreamFormatError(path, None, "file missing from the CRUMB release")
-    with path.open("r", encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UpstreamFormatError(path, lineno, f"invalid JSON: {error.msg}") from None
-            if not isinstance(obj, dict):
-                raise UpstreamFormatError(path, lineno, f"expected a JSON object, got {type(obj).__name__}")
-            yield lineno, obj
 
 
 def _string(obj: dict[str, Any], key: str, path: Path, lineno: int, *, nullable: bool = False,

@@ -40,6 +40,7 @@ from pathlib import Path
 from complexir.benchmarks import IRSC_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
+from complexir.upstream import iter_jsonl
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -118,17 +119,7 @@ def normalise_task(value: str) -> str | None:
 def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, object]]]:
     """(line number, record) for each record of one file; the line is where the record starts."""
     if kind == "jsonl":
-        with path.open(encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise UpstreamFormatError(path, number, f"not a JSON object: {error.msg}") from None
-                if not isinstance(record, dict):
-                    raise UpstreamFormatError(path, number, f"expected a JSON object, got {type(record).__name__}")
-                yield number, record
+        yield from iter_jsonl(path)
         return
     # CSV follows RFC 4180 (quoted fields may span lines); TSV is the plain tab-separated convention, no
     # quoting, so a stray '"' inside a text stays text.

@@ -28,7 +28,6 @@ held in memory.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 from collections.abc import Iterator
@@ -39,6 +38,7 @@ from typing import Any
 from complexir.benchmarks import LOCOV1_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
+from complexir.upstream import iter_jsonl
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -140,21 +140,6 @@ def _task_files(repo: Path) -> dict[str, Path]:
 
 
 # -- reading ----------------------------------------------------------------------------------------------
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) for every non-blank line, streamed."""
-    with path.open(encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UpstreamFormatError(path, line_no, f"invalid JSON: {error.msg}") from None
-            if not isinstance(row, dict):
-                raise UpstreamFormatError(path, line_no, f"expected a JSON object, got {type(row).__name__}")
-            yield line_no, row
-
-
 def _string(row: dict[str, Any], key: str, path: Path, line: int, *, null_ok: bool = False) -> str | None:
     value = row.get(key, ...)
     if value is ...:
@@ -175,14 +160,14 @@ def _check_dataset(row: dict[str, Any], path: Path, line: int, task: str | None)
 
 
 def _first_dataset(path: Path) -> str:
-    for line, row in _read_jsonl(path):
+    for line, row in iter_jsonl(path):
         return _check_dataset(row, path, line, None)
     raise UpstreamFormatError(path, None, "no rows")
 
 
 def _iter_documents(path: Path, task: str, seen: _TaskDocs) -> Iterator[dict[str, str]]:
     """Corpus rows of one task; null passages are recorded in ``seen`` and skipped."""
-    for line, row in _read_jsonl(path):
+    for line, row in iter_jsonl(path):
         _check_dataset(row, path, line, task)
         pid = _string(row, "pid", path, line)
         if not pid:
@@ -209,7 +194,7 @@ def _read_queries(path: Path, task: str, docs: _TaskDocs) -> tuple[list[dict], l
     qrels: list[dict[str, Any]] = []
     counts = {"queries_paired_with_null_document": 0, "qrels_to_dropped_documents": 0, "repeated_answer_pids": 0}
     seen_qids: set[str] = set()
-    for line, row in _read_jsonl(path):
+    for line, row in iter_jsonl(path):
         _check_dataset(row, path, line, task)
         qid = _string(row, "qid", path, line)
         text = _string(row, "query", path, line)

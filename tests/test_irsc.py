@@ -182,7 +182,7 @@ def test_fixed_values_and_custom_columns(tmp_path: Path) -> None:
                               "content_language": "en"}), 2, "unknown task 'headline'"),
     ("p.jsonl", jsonl({"task": "query", "query": "q", "content": "c", "query_language": "zh-TW",
                        "content_language": "en"}), 1, "unknown query language 'zh-TW'"),
-    ("p.jsonl", '{"task": "query", "query": "q"\n', 1, "not a JSON object"),
+    ("p.jsonl", '{"task": "query", "query": "q"\n', 1, "invalid JSON"),
     ("p.jsonl", jsonl({"task": "query", "query": 3, "content": "c", "query_language": "en",
                        "content_language": "en"}), 1, "must be a string"),
     ("title.tsv", "query\tcontent\tquery_language\tcontent_language\nt\tc\ten\ten\nt2\tc2\ten\n", 3,

@@ -1,0 +1,34 @@
+"""Reading upstream release files: what every loading script needs, with errors that name file and line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import UpstreamFormatError
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSON Lines file (``.gz`` too), one line at a time.
+
+    A line that is not JSON, or not a JSON object, is an ``UpstreamFormatError`` naming the file and line.
+    A leading byte-order mark is ignored (files saved by spreadsheet tools have one).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UpstreamFormatError(path, None, "file missing")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise UpstreamFormatError(path, number, f"invalid JSON: {error.msg}") from None
+            if not isinstance(record, dict):
+                raise UpstreamFormatError(path, number, f"expected a JSON object, got {type(record).__name__}")
+            yield number, record
