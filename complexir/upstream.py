@@ -32,3 +32,18 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(record, dict):
                 raise UpstreamFormatError(path, number, f"expected a JSON object, got {type(record).__name__}")
             yield number, record
+
+
+def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: bool = False,
+                 empty_ok: bool = True) -> str | None:
+    """``record[key]`` checked to be a string (or null when ``nullable``); else an error naming file and line."""
+    if key not in record:
+        raise UpstreamFormatError(path, line, f"missing field {key!r} (fields: {sorted(record)})")
+    value = record[key]
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise UpstreamFormatError(path, line, f"field {key!r}: expected a string, got {type(value).__name__}")
+    if not empty_ok and not value:
+        raise UpstreamFormatError(path, line, f"field {key!r}: expected a non-empty string")
+    return value

@@ -36,7 +36,7 @@ from typing import Any
 from complexir.benchmarks import CRUMB_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
-from complexir.upstream import iter_jsonl
+from complexir.upstream import iter_jsonl, string_field
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -101,18 +101,6 @@ def _source_label(source: str | os.PathLike) -> str:
     return f"local folder {path.resolve().name!r} in the {HUB_ID} format" if path.is_dir() else str(source)
 
 
-def _string(obj: dict[str, Any], key: str, path: Path, lineno: int, *, nullable: bool = False,
-            empty_ok: bool = True) -> str | None:
-    value = obj.get(key)
-    if value is None and nullable:
-        return None
-    if not isinstance(value, str):
-        raise UpstreamFormatError(path, lineno, f"field {key!r}: expected a string, got {type(value).__name__}")
-    if not empty_ok and not value:
-        raise UpstreamFormatError(path, lineno, f"field {key!r}: expected a non-empty string")
-    return value
-
-
 def _metadata(obj: dict[str, Any], path: Path, lineno: int) -> str | None:
     """The release's ``metadata`` is a JSON string; a dict (as a JSON reader may give) is re-serialised."""
     value = obj.get("metadata")
@@ -146,11 +134,11 @@ def corpus_rows(path: Path, *, with_parent: bool, ids: PassageIds | None = None)
     follow ``<parent_id>:<chunk index>`` (rows with a null ``parent_id`` are whole documents: not checked)."""
     for lineno, obj in iter_jsonl(path):
         row: dict[str, Any] = {
-            "id": _string(obj, "document_id", path, lineno, empty_ok=False),
+            "id": string_field(obj, "document_id", path, lineno, empty_ok=False),
             "title": "",
-            "text": _string(obj, "document_content", path, lineno),
+            "text": string_field(obj, "document_content", path, lineno),
         }
-        parent = _string(obj, "parent_id", path, lineno, nullable=True)
+        parent = string_field(obj, "parent_id", path, lineno, nullable=True)
         if with_parent:
             # null upstream: the passage is a whole document, so it is its own parent. Nulls would also break
             # MTEB's collate function, which rejects None in any column of a batch.
@@ -204,15 +192,15 @@ def read_queries(path: Path, keys: tuple[str, ...]) -> SplitData:
     instructions: Counter = Counter()
     seen: dict[str, int] = {}
     for lineno, obj in iter_jsonl(path):
-        qid = _string(obj, "query_id", path, lineno, empty_ok=False)
+        qid = string_field(obj, "query_id", path, lineno, empty_ok=False)
         if qid in seen:
             raise UpstreamFormatError(path, lineno, f"duplicate query_id {qid!r} (first at line {seen[qid]})")
         seen[qid] = lineno
-        instruction = _string(obj, "instruction", path, lineno, nullable=True) or ""
+        instruction = string_field(obj, "instruction", path, lineno, nullable=True) or ""
         instructions[instruction] += 1
         queries.append({
             "id": qid,
-            "text": _string(obj, "query_content", path, lineno, empty_ok=False),
+            "text": string_field(obj, "query_content", path, lineno, empty_ok=False),
             "instruction": instruction,
             "metadata": _metadata(obj, path, lineno),
         })

@@ -38,7 +38,7 @@ from typing import Any
 from complexir.benchmarks import LOCOV1_CITATION as CITATION
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
-from complexir.upstream import iter_jsonl
+from complexir.upstream import iter_jsonl, string_field
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -140,20 +140,9 @@ def _task_files(repo: Path) -> dict[str, Path]:
 
 
 # -- reading ----------------------------------------------------------------------------------------------
-def _string(row: dict[str, Any], key: str, path: Path, line: int, *, null_ok: bool = False) -> str | None:
-    value = row.get(key, ...)
-    if value is ...:
-        raise UpstreamFormatError(path, line, f"missing column {key!r} (columns: {sorted(row)})")
-    if value is None and null_ok:
-        return None
-    if not isinstance(value, str):
-        raise UpstreamFormatError(path, line, f"column {key!r}: expected a string, got {type(value).__name__}")
-    return value
-
-
 def _check_dataset(row: dict[str, Any], path: Path, line: int, task: str | None) -> str:
     """Each file holds one task: its rows must all carry the same ``dataset`` value."""
-    value = _string(row, "dataset", path, line)
+    value = string_field(row, "dataset", path, line)
     if task is not None and value != task:
         raise UpstreamFormatError(path, line, f"column 'dataset' is {value!r}, earlier rows of this file say {task!r}")
     return value
@@ -169,12 +158,12 @@ def _iter_documents(path: Path, task: str, seen: _TaskDocs) -> Iterator[dict[str
     """Corpus rows of one task; null passages are recorded in ``seen`` and skipped."""
     for line, row in iter_jsonl(path):
         _check_dataset(row, path, line, task)
-        pid = _string(row, "pid", path, line)
+        pid = string_field(row, "pid", path, line)
         if not pid:
             raise UpstreamFormatError(path, line, "column 'pid' is empty")
         if pid in seen.ids or pid in seen.dropped_ids:
             raise UpstreamFormatError(path, line, f"duplicate pid {pid!r}")
-        passage = _string(row, "passage", path, line, null_ok=True)
+        passage = string_field(row, "passage", path, line, nullable=True)
         if passage is None:
             match = _PASSAGE_INDEX.search(pid)
             if match is None:
@@ -196,8 +185,8 @@ def _read_queries(path: Path, task: str, docs: _TaskDocs) -> tuple[list[dict], l
     seen_qids: set[str] = set()
     for line, row in iter_jsonl(path):
         _check_dataset(row, path, line, task)
-        qid = _string(row, "qid", path, line)
-        text = _string(row, "query", path, line)
+        qid = string_field(row, "qid", path, line)
+        text = string_field(row, "query", path, line)
         if not qid:
             raise UpstreamFormatError(path, line, "column 'qid' is empty")
         if qid in seen_qids:

@@ -125,7 +125,7 @@ def _broken_copy(tmp_path: Path, repo: str, task: str, line: int, new: str | Non
         ("LoCoV1-Documents", "gov_report", 2, '{"pid": "gov_report_Passage_1", "passage": "x", "dataset": "qmsum"}',
          "line 2: column 'dataset' is 'qmsum'"),
         ("LoCoV1-Documents", "gov_report", 1, '{"pid": "gov_report_Passage_0", "dataset": "gov_report"}',
-         "line 1: missing column 'passage'"),
+         "line 1: missing field 'passage'"),
         ("LoCoV1-Queries", "gov_report", 3,
          '{"qid": "gov_report_Query_2", "query": "q", "answer_pids": ["gov_report_Passage_9"], '
          '"dataset": "gov_report"}',
