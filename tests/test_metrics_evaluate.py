@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import diversity_evaluate_inputs
 
 from complexir.metrics import coverage_per_query, mean_scores, rank_run
 from complexir.trec_io import read_nugget_qrels, read_run
@@ -35,13 +36,7 @@ def _load(name: str, relative: bool = False):
 
 @pytest.fixture(scope="module")
 def diversity_inputs():
-    judgments = read_nugget_qrels(DIV / "qrels.txt")
-    rankings = rank_run(read_run(DIV / "run.txt"))
-    topics = sorted(judgments)
-    preds = [rankings[t] for t in topics]
-    refs = [[{"doc_id": d, "nugget_id": n, "label": lab} for n, docs in judgments[t].items()
-             for d, lab in docs.items()] for t in topics]
-    return preds, refs
+    return diversity_evaluate_inputs(DIV)
 
 
 def test_alpha_ndcg_module(diversity_inputs):

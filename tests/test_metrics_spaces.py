@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import diversity_evaluate_inputs
 
-from complexir.metrics import rank_run
 from complexir.push import VENDORED_MODULE, stage_space
-from complexir.trec_io import read_nugget_qrels, read_run
 
 evaluate = pytest.importorskip("evaluate")
 
@@ -58,13 +57,7 @@ print(json.dumps(results))
 
 
 def _cases(shared_fixtures: Path) -> dict[str, list[dict]]:
-    div = shared_fixtures / "diversity"
-    judgments = read_nugget_qrels(div / "qrels.txt")
-    rankings = rank_run(read_run(div / "run.txt"))
-    topics = sorted(judgments)
-    preds = [rankings[t] for t in topics]
-    nuggets = [[{"doc_id": d, "nugget_id": n, "label": lab} for n, docs in judgments[t].items()
-                for d, lab in docs.items()] for t in topics]
+    preds, nuggets = diversity_evaluate_inputs(shared_fixtures / "diversity")
     adhoc_refs = [[{"doc_id": "a", "label": 1}, {"doc_id": "c", "label": 0}], [{"doc_id": "x", "label": 2}]]
     return {
         "alpha_ndcg": [dict(predictions=preds, references=nuggets, k=[5, 20]),
