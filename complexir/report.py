@@ -31,13 +31,6 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-#: Headline metrics (MTEB score keys) per benchmark, as each benchmark's paper reports them.
-HEADLINE_METRICS: dict[str, list[str]] = {
-    "CRUMB": ["ndcg_at_10", "recall_at_100"],
-    "IRSC": ["recall_at_10", "map_at_10", "ndcg_at_10"],
-    "LoCoV1": ["ndcg_at_10", "doc_token_share_seen"],
-    "CoverageBench": ["alpha_ndcg_at_20", "strecall_at_20", "ndcg_at_20"],
-}
 DEFAULT_METRICS = ["ndcg_at_10", "recall_at_100"]
 METRIC_LABELS = {
     "ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10", "recall_at_100": "R@100",
@@ -217,10 +210,11 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
 def benchmark_of(task_name: str) -> str:
     """The complexir benchmark a task belongs to (also those registered through the mteb hook)."""
     from complexir import mteb_hook
-    from complexir.tasks import BENCHMARK_OF
+    from complexir.tasks import benchmark_of as registered
 
-    if task_name in BENCHMARK_OF:  # variants outside the mteb.Benchmark (full-document, rerank) included
-        return BENCHMARK_OF[task_name]
+    known = registered()  # the registry as it is now, later registrations included
+    if task_name in known:  # variants outside the mteb.Benchmark (full-document, rerank) included
+        return known[task_name]
     for bench in mteb_hook.registered_benchmarks():
         if any(t.metadata.name == task_name for t in bench.tasks):
             return bench.name
@@ -228,7 +222,10 @@ def benchmark_of(task_name: str) -> str:
 
 
 def headline_metrics(benchmark: str, main_score: str | None = None) -> list[str]:
-    metrics = list(HEADLINE_METRICS.get(benchmark, DEFAULT_METRICS))
+    """The benchmark's headline measures (MTEB score keys, from its spec), its main score first if not among them."""
+    from complexir.benchmarks import all_specs
+
+    metrics = next((list(s.headline_measures) for s in all_specs() if s.name == benchmark), list(DEFAULT_METRICS))
     if main_score and main_score not in metrics:
         metrics.insert(0, main_score)
     return metrics
@@ -288,7 +285,9 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
                             if tested:
                                 row.tests[metric] = tested
                 rows.append(row)
-    order = [*HEADLINE_METRICS, OTHER_BENCHMARK]
+    from complexir.benchmarks import all_specs
+
+    order = [*(s.name for s in all_specs()), OTHER_BENCHMARK]
     rows.sort(key=lambda r: (order.index(r.benchmark) if r.benchmark in order else len(order), r.benchmark))
     return rows
 

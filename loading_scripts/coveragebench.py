@@ -38,7 +38,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from complexir.benchmarks import COVERAGEBENCH_CITATION as CITATION
+from complexir.benchmarks import COVERAGEBENCH
 from complexir.card import CardInfo, read_front_matter
 from complexir.errors import UpstreamFormatError
 from complexir.trec_io import read_nugget_qrels, read_run
@@ -47,24 +47,13 @@ from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 
-HUB_ID = "hltcoe/coveragebench"
+SPEC = COVERAGEBENCH
+HUB_ID = SPEC.upstream[0]
 SPLIT = "test"
-SUBSETS = ("cast2020", "fair_ranking_2022", "neuclir_2024", "rag_2024", "ragtime_2025", "crux_multinews",
-           "crux_duc04")
+SUBSETS = SPEC.subset_names()
 # Where each subset's document text lives (UPSTREAM.md); override with --docs SUBSET=SOURCE.
-DEFAULT_DOCS = {
-    "cast2020": "irds:trec-cast/v1/2020",
-    "fair_ranking_2022": "irds:trec-fair/2022",
-    "neuclir_2024": "irds:neuclir/1/multi",
-    "rag_2024": "irds:msmarco-segment-v2.1",
-    "ragtime_2025": "hf:trec-ragtime/ragtime1",
-    "crux_multinews": "hf:DylanJHJ/crux-mds-corpus",
-    "crux_duc04": "hf:DylanJHJ/crux-mds-corpus",
-}
+DEFAULT_DOCS = {s.name: s.documents for s in SPEC.subsets if s.documents}
 DEFAULT_RERANK_DEPTH = 50
-#: card languages (ISO 639-1) beyond English, per subset: NeuCLIR 2024's English report requests search
-#: Chinese, Persian and Russian news (neuclir/1/multi)
-SUBSET_LANGUAGES = {"neuclir_2024": ["zh", "fa", "ru"]}
 RUN_SUFFIXES = (".run", ".trec", ".txt", ".tsv", ".res")
 TOPIC_SUFFIXES = (".jsonl", ".json", ".parquet")
 
@@ -544,7 +533,7 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
 
 def card_languages(subsets: list[str]) -> list[str]:
     """The card's ``languages``: English (every subset's topics), plus the document languages of the subsets."""
-    return list(dict.fromkeys(["en", *(lang for s in subsets for lang in SUBSET_LANGUAGES.get(s, []))]))
+    return list(dict.fromkeys(["en", *(lang for s in subsets for lang in SPEC.subset(s).document_languages)]))
 
 
 def _tables(stats: dict[str, dict[str, Any]]) -> dict[str, str]:
@@ -596,7 +585,7 @@ def build_coveragebench(
     sources = {s: parse_corpus_source(docs.get(s, DEFAULT_DOCS[s]), local_base) for s in wanted}
 
     card = CardInfo(
-        benchmark="coveragebench", pretty_name="CoverageBench", license="apache-2.0", citation=CITATION,
+        benchmark=SPEC.folder, pretty_name=SPEC.pretty_name, license=SPEC.license, citation=SPEC.citation,
         source=str(source), revision=revision or "unknown", languages=card_languages(wanted),
         task_categories=["text-retrieval"], task_ids=["document-retrieval"],
     )

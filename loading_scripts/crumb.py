@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from complexir.benchmarks import CRUMB_CITATION as CITATION
+from complexir.benchmarks import CRUMB
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl, string_field
@@ -41,26 +41,18 @@ from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 
-HUB_ID = "jfkback/crumb"
+SPEC = CRUMB
+HUB_ID = SPEC.upstream[0]
 
 #: task name (the release's split name) → its folder in the release
-TASK_FOLDERS: dict[str, str] = {
-    "clinical_trial": "clinical_trial",
-    "code_retrieval": "code_retrieval",
-    "legal_qa": "legal_qa",
-    "paper_retrieval": "scientific_paper",
-    "set_operation_entity_retrieval": "set_operation_entity_retrieval",
-    "stack_exchange": "stack_exchange",
-    "theorem_retrieval": "theorem_retrieval",
-    "tip_of_the_tongue": "tip_of_the_tongue",
-}
-TASKS = tuple(TASK_FOLDERS)
+TASK_FOLDERS: dict[str, str] = {s.name: s.upstream_name or s.name for s in SPEC.subsets}
+TASKS = SPEC.subset_names()
 #: tasks with a distinct full-document corpus (the other three hold the same content in both corpora)
-FULL_DOC_TASKS = ("clinical_trial", "legal_qa", "set_operation_entity_retrieval", "stack_exchange", "tip_of_the_tongue")
+FULL_DOC_TASKS = SPEC.subset_names(full_document=True)
 #: tasks whose passage setting is officially scored with MaxP against the full-document qrels
-MAXP_TASKS = ("clinical_trial", "set_operation_entity_retrieval", "tip_of_the_tongue")
+MAXP_TASKS = SPEC.subset_names(maxp=True)
 #: tasks whose recall/precision/RR use ``passage_binary_qrels`` in the official code
-BINARY_TASKS = ("paper_retrieval",)
+BINARY_TASKS = SPEC.subset_names(binary_qrels=True)
 #: our split → the release's folder for it
 SPLIT_FOLDERS = {"test": "eval", "validation": "val"}
 BINARY_SUFFIX = "_binary"
@@ -263,7 +255,7 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
     cast_rows: list[list[Any]] = []
     instruction_rows: list[list[Any]] = []
     card = CardInfo(benchmark="crumb", pretty_name="CRUMB: Complex Retrieval Unified Multi-task Benchmark",
-                    license="cc-by-nc-4.0", citation=CITATION, source=_source_label(source), revision=rev)
+                    license=SPEC.license, citation=SPEC.citation, source=_source_label(source), revision=rev)
 
     with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress) as writer:
         for task in tasks:

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from complexir.benchmarks import IRSC_CITATION as CITATION
+from complexir.benchmarks import IRSC
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl
@@ -45,8 +45,9 @@ from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 
-TASKS = ("query", "title", "part", "keyword", "summary")
-SETTINGS = ("en", "zh", "en-zh", "zh-en")  # query language - content language; one language: both
+SPEC = IRSC
+TASKS = SPEC.subset_names()
+SETTINGS = tuple(s.name for s in SPEC.settings)  # query language - content language; one language: both
 SPLIT = "test"
 SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
 
@@ -307,8 +308,13 @@ def build_irsc(
     revision: str | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    subsets: list[str] | None = None,
 ) -> Path:
-    """Build the IRSC benchmark folder from pair files; returns ``out_dir``."""
+    """Build the IRSC benchmark folder from pair files; returns ``out_dir``. ``subsets`` (tasks: ``query``,
+    ``title``, ...) limits the build to those tasks, in all their settings."""
+    unknown = sorted(set(subsets or ()) - set(TASKS))
+    if unknown:
+        raise ValueError(f"--subset {unknown}: unknown IRSC task(s); expected some of {list(TASKS)}")
     for option, value, normalise in (("--task", columns.fixed_task, normalise_task),
                                      ("--query-language", columns.fixed_query_language, normalise_language),
                                      ("--content-language", columns.fixed_content_language, normalise_language)):
@@ -316,26 +322,29 @@ def build_irsc(
             raise ValueError(f"{option} {value!r}: unknown; accepted: "
                              f"{sorted(TASK_ALIASES if option == '--task' else LANGUAGE_ALIASES)}")
     folder, resolved_revision = resolve_source(source, revision)
-    subsets = collect(folder, columns)
-    if not subsets:
-        raise UpstreamFormatError(folder, None, "no pairs in any file")
-    missing = [subset_name(t, s) for t in TASKS for s in SETTINGS if subset_name(t, s) not in subsets]
+    tasks = [t for t in TASKS if not subsets or t in subsets]
+    found = collect(folder, columns)
+    written = {name: sub for name, sub in found.items() if name.split("-", 1)[0] in tasks}
+    if not written:
+        raise UpstreamFormatError(folder, None, f"no pairs in any file (for the tasks {tasks})")
+    missing = [subset_name(t, s) for t in tasks for s in SETTINGS if subset_name(t, s) not in written]
     if missing:
-        logger.warning("IRSC source %s has no pairs for %d of 20 subsets: %s", source, len(missing), missing)
+        logger.warning("IRSC source %s has no pairs for %d of %d subsets: %s", source, len(missing),
+                       len(tasks) * len(SETTINGS), missing)
     info = CardInfo(
-        benchmark="irsc",
-        pretty_name="IRSC",
-        license="other",
-        citation=CITATION,
+        benchmark=SPEC.folder,
+        pretty_name=SPEC.pretty_name,
+        license=SPEC.license,
+        citation=SPEC.citation,
         source=_describe(source),
         revision=resolved_revision,
         languages=["en", "zh"],
         task_ids=["document-retrieval"],
-        extra={"task_table": _task_table(subsets),
+        extra={"task_table": _task_table(written),
                "missing_subsets": ", ".join(missing) if missing else "none"},
     )
     with BenchmarkWriter(out_dir, info, overwrite=overwrite, progress=progress) as writer:
-        for name, sub in subsets.items():
+        for name, sub in written.items():
             query_lang, content_lang = _languages(name.split("-", 1)[1])
             writer.write_corpus(
                 name,
@@ -372,6 +381,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--content-language-column", default="content_language")
     parser.add_argument("--task-column", default="task")
     parser.add_argument("--task", default=None, help=f"task of files without a task column: one of {TASKS}")
+    parser.add_argument("--subset", nargs="+", choices=TASKS, default=None, metavar="TASK",
+                        help=f"build only these tasks, in every language setting (default: all): {', '.join(TASKS)}")
     parser.add_argument("--query-language", default=None,
                         help="query language of files without that column (en, eng, english, zh, zh-cn, chinese…)")
     parser.add_argument("--content-language", default=None,
@@ -387,6 +398,6 @@ def build(args: argparse.Namespace) -> int:
         fixed_query_language=args.query_language, fixed_content_language=args.content_language,
     )
     out = build_irsc(args.source, args.out, columns=columns, revision=args.revision, overwrite=args.overwrite,
-                     progress=not args.no_progress)
+                     progress=not args.no_progress, subsets=args.subset)
     logger.info("IRSC written to %s", out)
     return 0

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from complexir.benchmarks import LOCOV1_CITATION as CITATION
+from complexir.benchmarks import LOCOV1
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl, string_field
@@ -43,27 +43,13 @@ from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 
-DOCUMENTS_REPO = "hazyresearch/LoCoV1-Documents"
-QUERIES_REPO = "hazyresearch/LoCoV1-Queries"
+SPEC = LOCOV1
+DOCUMENTS_REPO, QUERIES_REPO = SPEC.upstream
 DEFAULT_SOURCE = f"{DOCUMENTS_REPO},{QUERIES_REPO}"
 SPLIT = "test"
 
 # The 12 tasks in the paper's order; subsets are written in this order, any other `dataset` value after them.
-TASKS = (
-    "summ_screen_fd",
-    "gov_report",
-    "qmsum",
-    "qasper_title",
-    "qasper_abstract",
-    "multifieldqa",
-    "2wikimqa",
-    "passage_retrieval",
-    "courtlistener_HTML",
-    "courtlistener_Plain_Text",
-    "legal_case_reports",
-    "stackoverflow",
-)
-
+TASKS = SPEC.subset_names()
 
 _PASSAGE_INDEX = re.compile(r"_Passage_(\d+)$")
 _QUERY_INDEX = re.compile(r"_Query_(\d+)$")
@@ -227,10 +213,10 @@ def _task_order(names: list[str]) -> list[str]:
 
 def card_info(release: Release) -> CardInfo:
     return CardInfo(
-        benchmark="locov1",
-        pretty_name="LoCoV1",
-        license="apache-2.0",
-        citation=CITATION,
+        benchmark=SPEC.folder,
+        pretty_name=SPEC.pretty_name,
+        license=SPEC.license,
+        citation=SPEC.citation,
         source=release.source,
         revision=release.revision,
         languages=["en"],
@@ -273,7 +259,7 @@ def build_locov1(
     if tasks:
         unknown = sorted(set(tasks) - set(by_task))
         if unknown:
-            raise ValueError(f"--tasks {unknown} not in the release (it has {_task_order(list(by_task))})")
+            raise ValueError(f"--subset {unknown} not in the release (it has {_task_order(list(by_task))})")
     selected = [t for t in _task_order(list(by_task)) if not tasks or t in tasks]
     for task in selected:
         if task not in TASKS:
@@ -300,7 +286,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="'DOCUMENTS_REPO,QUERIES_REPO' Hub dataset ids (default %(default)s) or a local folder holding "
              "LoCoV1-Documents/documents/<task>_test.jsonl and LoCoV1-Queries/documents/<task>_test.jsonl",
     )
-    parser.add_argument("--tasks", nargs="+", metavar="TASK", help=f"build only these tasks (of {', '.join(TASKS)})")
+    parser.add_argument("--subset", "--tasks", dest="subset", nargs="+", metavar="TASK",
+                        help=f"build only these tasks (of {', '.join(TASKS)}); --tasks: the older spelling")
     parser.add_argument("--documents-revision", help="Hub revision of the documents repo (default: main)")
     parser.add_argument("--queries-revision", help="Hub revision of the queries repo (default: main)")
     parser.add_argument("--cache-dir", help="Hugging Face cache folder for the Hub download")
@@ -309,7 +296,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build(args: argparse.Namespace) -> int:
     build_locov1(
-        args.source, args.out, overwrite=args.overwrite, tasks=args.tasks,
+        args.source, args.out, overwrite=args.overwrite, tasks=args.subset,
         documents_revision=args.documents_revision, queries_revision=args.queries_revision, cache_dir=args.cache_dir,
         progress=not args.no_progress,
     )

@@ -21,50 +21,24 @@ from typing import Any, ClassVar
 
 import mteb
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
-from mteb.abstasks.task_metadata import TaskMetadata
 
-from complexir.benchmarks import COVERAGEBENCH_CITATION as CITATION
-from complexir.benchmarks import COVERAGEBENCH_REFERENCE as REFERENCE
+from complexir.benchmarks import COVERAGEBENCH, SubsetSpec
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, rank_run
 from complexir.reader import load, nugget_judgments
 
-from .layout_task import LayoutRetrievalTask
+from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
 logger = logging.getLogger(__name__)
 
-HUB_REPO = "complexir/coveragebench"  # the standard-layout build; `complexir build coveragebench` makes it
+SPEC = COVERAGEBENCH
 COVERAGE_MEASURES = ("alpha_nDCG@20", "StRecall@20")
 SCORE_NAMES = {"alpha_nDCG@20": "alpha_ndcg_at_20", "StRecall@20": "strecall_at_20", "nDCG@20": "ndcg_at_20"}
-
-
-# class-name suffix -> (layout subset, what the collection is, domains, task date range)
-SUBSETS: dict[str, tuple[str, str, list[str], tuple[str, str]]] = {
-    "CAsT2020": ("cast2020", "TREC CAsT 2020 conversational topics over MS MARCO and Wikipedia passages",
-                 ["Web", "Encyclopaedic"], ("2020-01-01", "2020-12-31")),
-    "FairRanking2022": ("fair_ranking_2022", "TREC Fair Ranking 2022 topics over English Wikipedia articles",
-                        ["Encyclopaedic"], ("2022-01-01", "2022-12-31")),
-    "NeuCLIR2024": ("neuclir_2024", "TREC NeuCLIR 2024 report requests over Chinese, Persian and Russian news",
-                    ["News"], ("2024-01-01", "2024-12-31")),
-    "RAG2024": ("rag_2024", "TREC RAG 2024 questions over MS MARCO v2.1 segments", ["Web"],
-                ("2024-01-01", "2024-12-31")),
-    "RAGTIME2025": ("ragtime_2025", "TREC RAGTIME 2025 report requests over multilingual news", ["News"],
-                    ("2025-01-01", "2025-12-31")),
-    "CRUXMultiNews": ("crux_multinews", "CRUX multi-document summarisation topics from Multi-News", ["News"],
-                      ("2019-01-01", "2025-12-31")),
-    "CRUXDUC04": ("crux_duc04", "CRUX multi-document summarisation topics from DUC 2004", ["News"],
-                  ("2004-01-01", "2025-12-31")),
-}
-
-
-# languages of a subset's queries and documents where they are not English only: NeuCLIR's English report
-# requests over Chinese, Persian and Russian news (the default corpus, ir_datasets neuclir/1/multi)
-EVAL_LANGS: dict[str, list[str]] = {"neuclir_2024": ["eng-Latn", "zho-Hans", "fas-Arab", "rus-Cyrl"]}
 
 
 class CoverageBenchTask(LayoutRetrievalTask):
     """A CoverageBench subset: MTEB retrieval plus coverage measures from the subset's nuggets."""
 
-    benchmark_dir: ClassVar[str] = "coveragebench"
+    benchmark_dir: ClassVar[str] = SPEC.folder
     k_values = (1, 3, 5, 10, 20)  # MTEB needs 1 (its "accuracy"); the coverage measures stop at 20
     rerank: ClassVar[bool] = False
 
@@ -123,59 +97,37 @@ class CoverageBenchTask(LayoutRetrievalTask):
         return mean_scores(per_query)
 
 
-def _metadata(suffix: str, layout: str, what: str, domains: list[str], dates: tuple[str, str],
-              rerank: bool) -> TaskMetadata:
-    name = f"CoverageBench{suffix}" + ("Rerank" if rerank else "")
-    how = ("Rerank the top 50 documents of a baseline run" if rerank
-           else "Retrieve from the corpus")
-    return TaskMetadata(
-        name=name,
-        description=(f"CoverageBench {layout}: {what}. {how} so that the top 20 cover every nugget of the "
-                     "information need; scored by alpha-nDCG@20 (main), StRecall@20 and nDCG@20."),
-        reference=REFERENCE,
-        dataset={"path": HUB_REPO, "revision": "main"},
-        type="Reranking" if rerank else "Retrieval",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=EVAL_LANGS.get(layout, ["eng-Latn"]),
-        main_score="alpha_ndcg_at_20",
-        date=dates,
-        domains=domains,
-        task_subtypes=[],
-        license="apache-2.0",
+def _make(subset: SubsetSpec, rerank: bool) -> type[CoverageBenchTask]:
+    name = f"CoverageBench{subset.title}" + ("Rerank" if rerank else "")
+    how = "Rerank the top 50 documents of a baseline run" if rerank else "Retrieve from the corpus"
+    metadata = spec_metadata(
+        SPEC, name=name,
+        description=(f"CoverageBench {subset.name}: {subset.description}. {how} so that the top 20 cover every "
+                     "nugget of the information need; scored by alpha-nDCG@20 (main), StRecall@20 and nDCG@20."),
+        main_score="alpha_ndcg_at_20", type="Reranking" if rerank else "Retrieval",
+        eval_langs=list(subset.languages), date=subset.dates, domains=list(subset.domains),
         annotations_creators="expert-annotated",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=CITATION,
+    )
+    return define_task(
+        CoverageBenchTask, metadata,
+        f"CoverageBench {subset.name} ({'reranking baseline candidates' if rerank else 'full retrieval'}).",
+        layout_subsets={"default": subset.name}, rerank=rerank,
     )
 
 
-def _make(suffix: str, rerank: bool) -> type[CoverageBenchTask]:
-    layout, what, domains, dates = SUBSETS[suffix]
-    name = f"CoverageBench{suffix}" + ("Rerank" if rerank else "")
-    return type(name, (CoverageBenchTask,), {
-        "__module__": __name__,
-        "__doc__": f"CoverageBench {layout} ({'reranking baseline candidates' if rerank else 'full retrieval'}).",
-        "metadata": _metadata(suffix, layout, what, domains, dates, rerank),
-        "layout_subsets": {"default": layout},
-        "rerank": rerank,
-    })
-
-
-RETRIEVAL_TASKS = [_make(suffix, rerank=False) for suffix in SUBSETS]
-RERANK_TASKS = [_make(suffix, rerank=True) for suffix in SUBSETS]
+RETRIEVAL_TASKS = [_make(subset, rerank=False) for subset in SPEC.subsets]
+RERANK_TASKS = [_make(subset, rerank=True) for subset in SPEC.subsets]
 TASKS: list[type[CoverageBenchTask]] = RETRIEVAL_TASKS + RERANK_TASKS
 globals().update({cls.__name__: cls for cls in TASKS})
 
 BENCHMARK = mteb.Benchmark(
-    name="CoverageBench",
+    name=SPEC.name,
     tasks=[cls() for cls in TASKS],
     description=("Information coverage across seven collections (334 topics with nuggets): does the top 20 "
                  "cover every aspect of the need? alpha-nDCG@20 (main), StRecall@20 and nDCG@20, for full "
                  "retrieval and for reranking the baselines' top 50."),
-    reference=REFERENCE,
-    citation=CITATION,
+    reference=SPEC.reference,
+    citation=SPEC.citation,
 )
 
 

@@ -31,7 +31,6 @@ from mteb import Benchmark
 from mteb._evaluators.retrieval_evaluator import RetrievalEvaluator
 from mteb._evaluators.retrieval_metrics import make_score_dict
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
-from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import (
     CrossEncoderProtocol,
     EncoderProtocol,
@@ -41,15 +40,12 @@ from mteb.models import (
 )
 from mteb.types import ScoresDict
 
-from complexir.benchmarks import CRUMB_CITATION as CITATION
-from complexir.benchmarks import CRUMB_REFERENCE as REFERENCE
+from complexir.benchmarks import CRUMB, SubsetSpec
 
-from .layout_task import LayoutRetrievalTask
+from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
 logger = logging.getLogger(__name__)
 
-HUB_PATH = "complexir/crumb"
-HUB_REVISION = "main"
 MAXP_DOCS = 100  # after collapsing, at least this many documents per query are exact (R@100 needs them)
 
 INSTRUCTION_NOTE = (
@@ -80,7 +76,7 @@ def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str])
 class CRUMBTask(LayoutRetrievalTask):
     """One CRUMB task and corpus setting, scored as the official ``crumb_eval`` scores it."""
 
-    benchmark_dir: ClassVar[str] = "crumb"
+    benchmark_dir: ClassVar[str] = CRUMB.folder
     crumb_task: ClassVar[str]  # the release's task name, e.g. "clinical_trial"
     full_document: ClassVar[bool] = False  # the <task>_full setting
     maxp: ClassVar[bool] = False  # passage run collapsed to documents, scored on <task>_full qrels
@@ -227,86 +223,49 @@ class CRUMBTask(LayoutRetrievalTask):
         return self.count_zero_score_queries(scores, hf_subset, hf_split, len(graded), rescale=())
 
 
-# task name → (CamelCase, domains, what the queries and documents are, full-document setting, MaxP, binary qrels)
-_SPECS: dict[str, tuple[str, list[str], str, bool, bool, bool]] = {
-    "clinical_trial": ("ClinicalTrial", ["Medical", "Written"],
-                       "Patient case descriptions; retrieve the clinical trials the patient is eligible for.",
-                       True, True, False),
-    "code_retrieval": ("CodeRetrieval", ["Programming", "Written"],
-                       "Multi-constraint programming problems; retrieve verified code solutions.", False, False, False),
-    "legal_qa": ("LegalQA", ["Legal", "Written"],
-                 "Housing law questions tied to a US state; retrieve the state statutes that answer them.",
-                 True, False, False),
-    "paper_retrieval": ("PaperRetrieval", ["Academic", "Written"],
-                        "Multi-aspect descriptions of a wanted computer-science paper; retrieve matching abstracts "
-                        "(DORIS-MAE).", False, False, True),
-    "set_operation_entity_retrieval": ("SetOperationEntityRetrieval", ["Encyclopaedic", "Written"],
-                                       "Entity queries with implicit set operations (and, or, not); retrieve the "
-                                       "Wikipedia pages of the matching entities (QUEST).", True, True, False),
-    "stack_exchange": ("StackExchange", ["Web", "Written"],
-                       "StackExchange questions that need reasoning; retrieve the web pages that help answer them.",
-                       True, False, False),
-    "theorem_retrieval": ("TheoremRetrieval", ["Academic", "Written"],
-                          "Mathematical problems; retrieve the theorems that solve them.", False, False, False),
-    "tip_of_the_tongue": ("TipOfTheTongue", ["Encyclopaedic", "Entertainment", "Written"],
-                          "Vague, multi-detail recollections of a film or TV series; retrieve its Wikipedia page.",
-                          True, True, False),
-}
+SPEC = CRUMB
 
 
-def _metadata(name: str, description: str, domains: list[str]) -> TaskMetadata:
-    return TaskMetadata(
-        name=name, description=description, reference=REFERENCE,
-        dataset={"path": HUB_PATH, "revision": HUB_REVISION},
-        type="Retrieval", category="t2t", modalities=["text"], eval_splits=["test", "validation"],
-        eval_langs=["eng-Latn"], main_score="ndcg_at_10", date=("2023-01-01", "2025-09-08"),
-        domains=domains, task_subtypes=["Article retrieval"], license="cc-by-nc-4.0",
-        annotations_creators="expert-annotated", dialect=[], sample_creation="found",
-        bibtex_citation=CITATION, adapted_from=None,
-    )
-
-
-def _make(task: str, full_document: bool) -> type[CRUMBTask]:
-    camel, domains, what, _, maxp, binary = _SPECS[task]
-    maxp = maxp and not full_document
-    binary = binary and not full_document
+def _make(subset: SubsetSpec, full_document: bool) -> type[CRUMBTask]:
+    maxp = subset.maxp and not full_document
+    binary = subset.binary_qrels and not full_document
     if full_document:
-        name = f"CRUMB{camel}FullDocument"
+        name = f"CRUMB{subset.title}FullDocument"
         setting = "CRUMB, full-document setting (whole Markdown documents, for long-context models)."
-        subset = task + "_full"
+        layout = subset.name + "_full"
     else:
-        name = f"CRUMB{camel}"
+        name = f"CRUMB{subset.title}"
         setting = "CRUMB, passage setting (contextualised chunks of at most 512 tokens)."
-        subset = task
-    description = f"{setting} {what}"
+        layout = subset.name
+    description = f"{setting} {subset.description}"
     if maxp:
         description += (" Scored with MaxP as in the official evaluation: passages are collapsed to their "
                         "documents by the best passage score and judged against the full-document qrels.")
     if binary:
         description += " nDCG uses the graded labels; recall, precision and MRR use the binary qrels, as officially."
     description += " Labels are int-cast as in crumb_eval (0.5 -> 0)." + INSTRUCTION_NOTE
-    cls = type(name, (CRUMBTask,), {
-        "__module__": __name__, "__qualname__": name, "__doc__": description,
-        "metadata": _metadata(name, description, domains), "crumb_task": task,
-        "layout_subsets": {"default": subset}, "full_document": full_document, "maxp": maxp,
-        "binary_recall": binary,
-    })
-    return cls
+    metadata = spec_metadata(
+        SPEC, name=name, description=description, main_score="ndcg_at_10", eval_splits=["test", "validation"],
+        date=subset.dates, domains=list(subset.domains), task_subtypes=list(subset.task_subtypes),
+        eval_langs=list(subset.languages), annotations_creators="expert-annotated", adapted_from=None,
+    )
+    return define_task(CRUMBTask, metadata, description, crumb_task=subset.name, layout_subsets={"default": layout},
+                       full_document=full_document, maxp=maxp, binary_recall=binary)
 
 
-PASSAGE_TASKS = [_make(task, False) for task in _SPECS]
-FULL_DOCUMENT_TASKS = [_make(task, True) for task, spec in _SPECS.items() if spec[3]]
+PASSAGE_TASKS = [_make(subset, False) for subset in SPEC.subsets]
+FULL_DOCUMENT_TASKS = [_make(subset, True) for subset in SPEC.subsets if subset.full_document]
 TASKS: list[type[CRUMBTask]] = PASSAGE_TASKS + FULL_DOCUMENT_TASKS
 globals().update({cls.__name__: cls for cls in TASKS})
 
 BENCHMARK = Benchmark(
-    name="CRUMB",
+    name=SPEC.name,
     tasks=[cls() for cls in PASSAGE_TASKS],
     description=("CRUMB: eight complex retrieval tasks (multi-part, constrained natural-language queries) in the "
                  "passage setting, scored as the official crumb_eval: graded int labels, MaxP for clinical_trial, "
                  "set_operation_entity_retrieval and tip_of_the_tongue, binary qrels for paper_retrieval recall."),
-    reference=REFERENCE,
-    citation=CITATION,
+    reference=SPEC.reference,
+    citation=SPEC.citation,
 )
 
 __all__ = ["BENCHMARK", "TASKS", "CRUMBTask", "maxp_collapse", "passage_parent",

@@ -14,98 +14,55 @@ from __future__ import annotations
 from typing import ClassVar
 
 import mteb
-from mteb.abstasks.task_metadata import TaskMetadata
 
-from complexir.benchmarks import IRSC_CITATION as CITATION
-from complexir.benchmarks import IRSC_REFERENCE as REFERENCE
+from complexir.benchmarks import IRSC, SubsetSpec
 
-from .layout_task import LayoutRetrievalTask
+from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
-SETTINGS = ("en", "zh", "en-zh", "zh-en")
-EVAL_LANGS: dict[str, list[str]] = {
-    "en": ["eng-Latn"],
-    "zh": ["cmn-Hans"],
-    "en-zh": ["eng-Latn", "cmn-Hans"],
-    "zh-en": ["cmn-Hans", "eng-Latn"],
-}
-HUB_REPO = "complexir/irsc"  # where `complexir push` publishes the built folder
-HUB_REVISION = "main"
-
-
-# task -> (class name suffix, what the query is, what the content is, MTEB domains)
-_TASKS = {
-    "query": ("Query", "a question", "the passage that answers it", ["Web", "Encyclopaedic", "Written"]),
-    "title": ("Title", "a title", "the article it heads", ["News", "Academic", "Written"]),
-    "part": ("Part", "a fragment cut from a paragraph", "the whole paragraph", ["Web", "Encyclopaedic", "Written"]),
-    "keyword": ("Keyword", "a few keywords", "the text they were drawn from", ["Academic", "Medical", "Written"]),
-    "summary": ("Summary", "a summary", "the document it summarises", ["News", "Written"]),
-}
+SPEC = IRSC
+SETTINGS = tuple(setting.name for setting in SPEC.settings)
+EVAL_LANGS: dict[str, list[str]] = {setting.name: list(setting.languages) for setting in SPEC.settings}
 
 
 class IRSCTask(LayoutRetrievalTask):
     """One IRSC query type; its MTEB subsets are the four language settings."""
 
-    benchmark_dir: ClassVar[str] = "irsc"
+    benchmark_dir: ClassVar[str] = SPEC.folder
     irsc_task: ClassVar[str]
     allow_missing_subsets: ClassVar[bool] = True  # run the settings a data dir holds
 
 
-def _metadata(task: str) -> TaskMetadata:
-    suffix, query, content, domains = _TASKS[task]
-    return TaskMetadata(
-        name=f"IRSC{suffix}",
+def _make(subset: SubsetSpec) -> type[IRSCTask]:
+    metadata = spec_metadata(
+        SPEC, name=f"IRSC{subset.title}",
         description=(
-            f"IRSC {task} task: the query is {query}, the relevant content {content}; exactly one relevant "
-            "content per query. Subsets: English (en), Chinese (zh) and cross-lingual (en-zh: English query, "
-            "Chinese content; zh-en). Main score recall@10; MAP@10 and nDCG@10 as in the paper."
+            f"IRSC {subset.name} task: {subset.description}; exactly one relevant content per query. Subsets: "
+            "English (en), Chinese (zh) and cross-lingual (en-zh: English query, Chinese content; zh-en). Main "
+            "score recall@10; MAP@10 and nDCG@10 as in the paper."
         ),
-        reference=REFERENCE,
-        dataset={"path": HUB_REPO, "revision": HUB_REVISION},
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=EVAL_LANGS,
-        main_score="recall_at_10",
-        date=("2024-01-01", "2024-09-24"),  # paper release; the sources are older
-        domains=domains,
-        task_subtypes=["Question answering"] if task == "query" else [],
-        license="not specified",  # mixed upstream licences, see the dataset card
-        annotations_creators="derived",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=CITATION,
+        main_score="recall_at_10", eval_langs=EVAL_LANGS,
+        date=subset.dates,  # paper release; the sources are older
+        domains=list(subset.domains), task_subtypes=list(subset.task_subtypes),
+        license="not specified",  # mixed upstream licences (the card says "other"), see the dataset card
     )
+    return define_task(IRSCTask, metadata, f"IRSC {subset.name} task: {subset.description}, in four language settings.",
+                       irsc_task=subset.name,
+                       layout_subsets={setting: f"{subset.name}-{setting}" for setting in SETTINGS})
 
 
-def _make(task: str) -> type[IRSCTask]:
-    suffix = _TASKS[task][0]
-    attrs = {
-        "__doc__": f"IRSC {task} task: {_TASKS[task][1]} → {_TASKS[task][2]}, in four language settings.",
-        "__module__": __name__,
-        "metadata": _metadata(task),
-        "irsc_task": task,
-        "layout_subsets": {setting: f"{task}-{setting}" for setting in SETTINGS},
-    }
-    return type(f"IRSC{suffix}", (IRSCTask,), attrs)
-
-
-IRSCQuery = _make("query")
-IRSCTitle = _make("title")
-IRSCPart = _make("part")
-IRSCKeyword = _make("keyword")
-IRSCSummary = _make("summary")
-
-TASKS: list[type[IRSCTask]] = [IRSCQuery, IRSCTitle, IRSCPart, IRSCKeyword, IRSCSummary]
+TASKS: list[type[IRSCTask]] = [_make(subset) for subset in SPEC.subsets]
+globals().update({cls.__name__: cls for cls in TASKS})
 
 BENCHMARK = mteb.Benchmark(
-    name="IRSC",
+    name=SPEC.name,
     tasks=[cls() for cls in TASKS],
     description=(
         "IRSC: semantic comprehension in retrieval. Five query types (question, title, fragment, keywords, "
         "summary) × four language settings (en, zh, en-zh, zh-en); one relevant content per query. Read the "
         "scores per task and per subset (language setting), recall@10 first, then MAP@10 and nDCG@10."
     ),
-    reference=REFERENCE,
-    citation=CITATION,
+    reference=SPEC.reference,
+    citation=SPEC.citation,
 )
+
+__all__ = ["BENCHMARK", "EVAL_LANGS", "SETTINGS", "TASKS", "IRSCTask", *(cls.__name__ for cls in TASKS)]

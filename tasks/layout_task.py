@@ -20,8 +20,10 @@ from typing import Any, ClassVar
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
+from mteb.abstasks.task_metadata import TaskMetadata
 
 from complexir import reader
+from complexir.benchmarks import BenchmarkSpec
 from complexir.metrics import adhoc_per_query, max_depth, rank_run
 
 logger = logging.getLogger(__name__)
@@ -177,3 +179,26 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             key: per_query[measure] for key, measure in measures.items()
         }
         return {}
+
+
+def spec_metadata(spec: BenchmarkSpec, *, name: str, description: str, main_score: str,
+                  **fields: Any) -> TaskMetadata:
+    """A task's ``TaskMetadata`` with what its benchmark spec says (reference, Hub repo, licence, citation);
+    ``fields`` give the rest (dates, domains, languages, ...) and may override the defaults below."""
+    values: dict[str, Any] = {
+        "type": "Retrieval", "category": "t2t", "modalities": ["text"], "eval_splits": ["test"],
+        "eval_langs": ["eng-Latn"], "task_subtypes": [], "license": spec.license,
+        "annotations_creators": "derived", "dialect": [], "sample_creation": "found",
+    }
+    values.update(fields)
+    return TaskMetadata(name=name, description=description, reference=spec.reference, main_score=main_score,
+                        dataset={"path": spec.hub_id, "revision": spec.hub_revision},
+                        bibtex_citation=spec.citation, **values)
+
+
+def define_task(base: type[LayoutRetrievalTask], metadata: TaskMetadata, doc: str,
+                **attributes: Any) -> type[LayoutRetrievalTask]:
+    """A task class named after its metadata, defined in ``base``'s module with ``attributes`` set by name."""
+    name = metadata.name
+    return type(name, (base,), {"__module__": base.__module__, "__qualname__": name, "__doc__": doc,
+                                "metadata": metadata, **attributes})

@@ -26,46 +26,15 @@ from typing import Any, ClassVar
 
 import mteb
 import numpy as np
-from mteb.abstasks.task_metadata import TaskMetadata
 from tqdm.auto import tqdm
 
-from complexir.benchmarks import LOCOV1_CITATION as CITATION
-from complexir.benchmarks import LOCOV1_REFERENCE as REFERENCE
+from complexir.benchmarks import LOCOV1, SubsetSpec
 
-from .layout_task import LayoutRetrievalTask
+from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
 logger = logging.getLogger(__name__)
 
-HUB_REPO = "complexir/locov1"  # the standard-layout build; `complexir build locov1` makes it
-
-# class-name suffix -> (layout subset = the upstream `dataset` value, description, domains, task subtypes, dates)
-SUBSETS: dict[str, tuple[str, str, list[str], list[str], tuple[str, str]]] = {
-    "SummScreenFD": ("summ_screen_fd", "Find the TV episode transcript (SummScreenFD) that a summary describes.",
-                     ["Spoken", "Fiction"], ["Article retrieval"], ("2000-01-01", "2021-12-31")),
-    "GovReport": ("gov_report", "Find the US government report (GAO, CRS) that a summary describes.",
-                  ["Government", "Written"], ["Article retrieval"], ("1995-01-01", "2021-12-31")),
-    "QMSum": ("qmsum", "Find the meeting transcript (QMSum) that a query-focused summary comes from.",
-              ["Spoken"], ["Article retrieval"], ("2000-01-01", "2021-12-31")),
-    "QasperTitle": ("qasper_title", "Find the NLP paper (Qasper) that has the given title.",
-                    ["Academic", "Written"], ["Article retrieval"], ("2010-01-01", "2021-12-31")),
-    "QasperAbstract": ("qasper_abstract", "Find the NLP paper (Qasper) that has the given abstract.",
-                       ["Academic", "Written"], ["Article retrieval"], ("2010-01-01", "2021-12-31")),
-    "MultiFieldQA": ("multifieldqa", "Find the long document (MultiFieldQA, LongBench) that answers a question.",
-                     ["Written", "Academic", "Legal"], ["Question answering"], ("2010-01-01", "2023-12-31")),
-    "TwoWikiMQA": ("2wikimqa", "Find the Wikipedia context (2WikiMultihopQA, LongBench) of a multi-hop question.",
-                   ["Encyclopaedic", "Written"], ["Question answering"], ("2010-01-01", "2023-12-31")),
-    "PassageRetrieval": ("passage_retrieval", "Find the Wikipedia passage (LongBench) that a summary describes.",
-                         ["Encyclopaedic", "Written"], ["Article retrieval"], ("2010-01-01", "2023-12-31")),
-    "CourtListenerHTML": ("courtlistener_HTML", "Find the US court opinion, in HTML, that a case summary describes.",
-                          ["Legal", "Written"], ["Article retrieval"], ("1950-01-01", "2023-12-31")),
-    "CourtListenerPlainText": ("courtlistener_Plain_Text",
-                               "Find the US court opinion, in plain text, that a case summary describes.",
-                               ["Legal", "Written"], ["Article retrieval"], ("1950-01-01", "2023-12-31")),
-    "LegalCaseReports": ("legal_case_reports", "Find the Australian legal case report that a summary describes.",
-                         ["Legal", "Written"], ["Article retrieval"], ("2006-01-01", "2009-12-31")),
-    "StackOverflow": ("stackoverflow", "Find the Stack Overflow thread that answers a programming question.",
-                      ["Programming", "Written"], ["Question answering"], ("2008-01-01", "2023-12-31")),
-}
+SPEC = LOCOV1
 
 TOKEN_BATCH_DOCS = 32  # documents tokenized at once when measuring (bounded memory on 20k-word documents)
 
@@ -179,7 +148,7 @@ def query_share_scores(model: Any, queries: Any) -> dict[str, float]:
 class LoCoV1Task(LayoutRetrievalTask):
     """A LoCoV1 task: MTEB retrieval over whole long documents, plus how much of them the model read."""
 
-    benchmark_dir: ClassVar[str] = "locov1"
+    benchmark_dir: ClassVar[str] = SPEC.folder
 
     def _evaluate_subset(self, model: Any, data_split: Any, **kwargs: Any) -> dict[str, Any]:
         scores = dict(super()._evaluate_subset(model, data_split, **kwargs))
@@ -194,53 +163,31 @@ class LoCoV1Task(LayoutRetrievalTask):
         return scores
 
 
-def _metadata(suffix: str) -> TaskMetadata:
-    layout, what, domains, subtypes, dates = SUBSETS[suffix]
-    return TaskMetadata(
-        name=f"LoCoV1{suffix}",
-        description=(f"LoCoV1 {layout}: {what} Documents are long (often thousands of words), so the evidence "
-                     "may lie past a model's maximum sequence length; results also record the share of "
-                     "document tokens the model read (doc_token_share_seen)."),
-        reference=REFERENCE,
-        dataset={"path": HUB_REPO, "revision": "main"},
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=["test"],
-        eval_langs=["eng-Latn"],
-        main_score="ndcg_at_10",
-        date=dates,
-        domains=domains,
-        task_subtypes=subtypes,
-        license="apache-2.0",
-        annotations_creators="derived",
-        dialect=[],
-        sample_creation="found",
-        bibtex_citation=CITATION,
+def _make(subset: SubsetSpec) -> type[LoCoV1Task]:
+    metadata = spec_metadata(
+        SPEC, name=f"LoCoV1{subset.title}",
+        description=(f"LoCoV1 {subset.name}: {subset.description} Documents are long (often thousands of words), so "
+                     "the evidence may lie past a model's maximum sequence length; results also record the share "
+                     "of document tokens the model read (doc_token_share_seen)."),
+        main_score="ndcg_at_10", date=subset.dates, domains=list(subset.domains),
+        task_subtypes=list(subset.task_subtypes), eval_langs=list(subset.languages),
     )
+    return define_task(LoCoV1Task, metadata, f"LoCoV1 {subset.name}: {subset.description}",
+                       layout_subsets={"default": subset.name})
 
 
-def _make(suffix: str) -> type[LoCoV1Task]:
-    return type(f"LoCoV1{suffix}", (LoCoV1Task,), {
-        "__module__": __name__,
-        "__doc__": f"LoCoV1 {SUBSETS[suffix][0]}: {SUBSETS[suffix][1]}",
-        "metadata": _metadata(suffix),
-        "layout_subsets": {"default": SUBSETS[suffix][0]},
-    })
-
-
-TASKS: list[type[LoCoV1Task]] = [_make(suffix) for suffix in SUBSETS]
+TASKS: list[type[LoCoV1Task]] = [_make(subset) for subset in SPEC.subsets]
 globals().update({cls.__name__: cls for cls in TASKS})
 
 BENCHMARK = mteb.Benchmark(
-    name="LoCoV1",
+    name=SPEC.name,
     tasks=[cls() for cls in TASKS],
     description=("LoCoV1: 12 long-document retrieval tasks (TV transcripts, government reports, meetings, "
                  "scientific papers, Wikipedia, court opinions, legal case reports, Stack Overflow). nDCG@10 over "
                  "whole documents; each result records the share of document tokens the model read."),
-    reference=REFERENCE,
-    citation=CITATION,
+    reference=SPEC.reference,
+    citation=SPEC.citation,
 )
 
-__all__ = ["BENCHMARK", "SUBSETS", "TASKS", "LoCoV1Task", "TokenBudget", "find_sentence_transformer",
+__all__ = ["BENCHMARK", "TASKS", "LoCoV1Task", "TokenBudget", "find_sentence_transformer",
            "token_share_scores", *(cls.__name__ for cls in TASKS)]

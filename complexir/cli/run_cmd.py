@@ -47,7 +47,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model-name", default=None, help="file results under this model name")
     parser.add_argument("--max-seq-length", type=int, default=None, help="override the model's max sequence length")
     parser.add_argument("--benchmark", action="append", default=None, metavar="NAME",
-                        help="CRUMB, IRSC, LoCoV1 or CoverageBench (repeatable; default: all)")
+                        help="a registered benchmark, e.g. CRUMB, IRSC, LoCoV1 or CoverageBench (repeatable; "
+                             "default: all)")
     parser.add_argument("--task", action="append", default=None, metavar="NAME", help="a task name (repeatable)")
     parser.add_argument("--data-dir", default=None,
                         help="folder holding one built benchmark folder per benchmark (default: $COMPLEXIR_DATA_DIR, "
@@ -77,8 +78,10 @@ def resolve_data_dir(arg: str | None) -> Path | None:
 def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir: Path | None,
                  splits: list[str]) -> list[Any]:
     """Task instances to run, restricted to those whose data exists when reading a local folder."""
-    from complexir.tasks import BENCHMARK_OF, BENCHMARKS_BY_NAME, TASKS, TASKS_BY_NAME
+    from complexir.tasks import all_tasks, benchmark_of, benchmarks_by_name, tasks_by_name
 
+    TASKS_BY_NAME, BENCHMARKS_BY_NAME, BENCHMARK_OF = tasks_by_name(), benchmarks_by_name(), benchmark_of()  # noqa: N806
+    TASKS = all_tasks()  # noqa: N806
     if names:
         unknown = [n for n in names if n not in TASKS_BY_NAME]
         if unknown:
@@ -206,8 +209,9 @@ def run(args: argparse.Namespace) -> int:
     meta = model.mteb_model_meta  # the outermost model's: mteb filed the results under it (experiments too)
     write_per_query(output, meta, tasks)
 
-    from complexir.tasks import BENCHMARK_OF
+    from complexir.tasks import benchmark_of
 
+    BENCHMARK_OF = benchmark_of()  # noqa: N806
     rows = []
     by_name = {t.metadata.name: t for t in tasks}
     for task_result in result.task_results:
