@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+
+from complexir.tables import Row, metric_label
 
 
-def benchmark_chart(rows: list[Any], path: Path, *, title: str, baseline_name: str | None = None) -> Path:
+def benchmark_chart(rows: list[Row], path: Path, *, title: str, baseline_name: str | None = None) -> Path:
     """Grouped bars: one group per task subset/split, one bar per headline metric (hatched: baseline)."""
     import matplotlib
 
@@ -15,14 +16,12 @@ def benchmark_chart(rows: list[Any], path: Path, *, title: str, baseline_name: s
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from complexir.report import METRIC_LABELS
-
     metrics = list(dict.fromkeys(m for r in rows for m in r.scores))
     labels = [r.task if r.subset == "default" else f"{r.task}\n{r.subset}" for r in rows]
     # (legend label, values, is baseline, colour index): a metric and its baseline share a colour
-    series = [(METRIC_LABELS.get(m, m), [r.scores.get(m) for r in rows], False, i) for i, m in enumerate(metrics)]
+    series = [(metric_label(m), [r.scores.get(m) for r in rows], False, i) for i, m in enumerate(metrics)]
     if baseline_name:
-        series += [(f"{METRIC_LABELS.get(m, m)} ({baseline_name})", [r.baseline.get(m) for r in rows], True, i)
+        series += [(f"{metric_label(m)} ({baseline_name})", [r.baseline.get(m) for r in rows], True, i)
                    for i, m in enumerate(metrics) if any(m in r.baseline for r in rows)]
     x = np.arange(len(rows))
     width = 0.8 / max(len(series), 1)

@@ -1,10 +1,9 @@
-"""Model-card reporting from MTEB result folders: Hub metadata, tables, charts, significance.
+"""``complexir report``: a model card (Hub metadata, tables, charts, significance) from MTEB result folders.
 
-Input: the folder ``complexir run`` (or plain ``mteb run``) wrote — MTEB's result cache layout
-``<output>/results/<model__name>/<revision>/<Task>.json`` — and, beside it, the per-query scores
-``<output>/per_query/<model__name>/<revision>/<Task>.json`` that ``complexir run`` keeps. An experiment
-(e.g. ``complexir run --long-docs chunk``) sits one level down in both, in mteb's
-``<revision>/experiments/<experiment>/`` folder.
+This module assembles; the rooms it draws on each do one thing:
+* ``results`` reads the folders ``complexir run`` (or plain ``mteb run``) wrote, per-query scores included;
+* ``significance`` runs the paired tests (with a baseline, on each headline metric);
+* ``tables`` and ``charts`` render rows as markdown and PNG.
 
 Output folder, ready to upload to a model repo:
 * ``README.md`` — the model card: ``model-index`` metadata merged into the existing card's YAML (built with
@@ -13,10 +12,6 @@ Output folder, ready to upload to a model repo:
 * ``.eval_results/<Task>.yaml`` — the per-task files mteb 2 uploads to a model repo (written by mteb's own
   ``TaskResult._to_hf_benchmark_result``, so the format is mteb's exactly);
 * ``complexir_report/<Benchmark>.png`` and ``complexir_report/significance.json``.
-
-With a baseline, each headline metric gets a paired two-sided randomisation (permutation) test on the
-per-query scores (``scipy.stats.permutation_test``, exact when there are few queries) and a paired t-test
-(``scipy.stats.ttest_rel``).
 """
 
 from __future__ import annotations
@@ -25,186 +20,18 @@ import json
 import logging
 import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from complexir.results import ModelRun, load_run
+from complexir.significance import paired_tests
+from complexir.tables import SECTION_END, SECTION_START, Row, metric_label, render_section
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_METRICS = ["ndcg_at_10", "recall_at_100"]
-METRIC_LABELS = {
-    "ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10", "recall_at_100": "R@100",
-    "map_at_10": "MAP@10", "mrr_at_10": "MRR@10", "alpha_ndcg_at_20": "α-nDCG@20",
-    "strecall_at_20": "StRecall@20", "doc_token_share_seen": "tokens seen",
-}
 OTHER_BENCHMARK = "Other"
-SECTION_START = "<!-- complexir-report:start -->"
-SECTION_END = "<!-- complexir-report:end -->"
 REPORT_DIR = "complexir_report"
-N_RESAMPLES = 10_000
-SEED = 0
-
-
-@dataclass
-class ModelRun:
-    """One model's results: MTEB ``TaskResult`` objects and the per-query scores next to them."""
-
-    model: str
-    revision: str
-    folder: Path
-    task_results: dict[str, Any] = field(default_factory=dict)
-    per_query: dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]] = field(default_factory=dict)
-    experiment: str | None = None  # mteb's experiment folder name (e.g. ``--long-docs chunk``), None for a plain run
-    label: str = ""  # the model as tables name it: mteb's ``model_name_with_experiment``
-
-    def __post_init__(self) -> None:
-        self.label = self.label or self.model
-
-
-@dataclass
-class Row:
-    """One table row: a task subset and split, its scores, and with a baseline the comparison."""
-
-    benchmark: str
-    task: str
-    subset: str
-    split: str
-    scores: dict[str, float]
-    baseline: dict[str, float] = field(default_factory=dict)
-    tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → {n, p_randomisation, p_ttest}
-
-
-# ------------------------------------------------------------------------------------------- reading
-
-
-#: mteb files a model's experiments (``ModelMeta.experiment_kwargs``) in ``<model>/<revision>/experiments/<name>/``
-#: (``ResultCache.get_task_result_path``); ``complexir run`` mirrors that layout under ``per_query/``.
-EXPERIMENTS_FOLDER = "experiments"
-
-
-@dataclass(frozen=True)
-class _ResultFolder:
-    """A folder of result JSON in mteb's layout: ``<root>/<model>/<revision>[/experiments/<experiment>]``."""
-
-    path: Path
-    model_dir: str  # the model name as a path (``/`` → ``__``)
-    revision: str
-    experiment: str | None
-
-    @classmethod
-    def of(cls, path: Path) -> _ResultFolder:
-        if path.parent.name == EXPERIMENTS_FOLDER and len(path.parents) >= 3:
-            revision_dir = path.parent.parent
-            return cls(path, revision_dir.parent.name, revision_dir.name, path.name)
-        return cls(path, path.parent.name, path.name, None)
-
-    @property
-    def results_root(self) -> Path:
-        """The folder holding one folder per model (``<output>/results``)."""
-        return self.path.parents[3 if self.experiment else 1]
-
-    def describe(self) -> str:
-        tail = f"/{EXPERIMENTS_FOLDER}/{self.experiment}" if self.experiment else ""
-        return f"{self.model_dir}/{self.revision}{tail}"
-
-
-def _model_folders(path: Path) -> list[Path]:
-    """Result folders (``<model>/<revision>`` or its ``experiments/<name>``) under or at ``path``."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"results folder {path} does not exist")
-    if (path / "results").is_dir():
-        path = path / "results"
-    folders = sorted({p.parent for p in path.rglob("*.json") if p.name != "model_meta.json"
-                      and "per_query" not in p.relative_to(path).parts})
-    if not folders:
-        raise FileNotFoundError(f"no MTEB result JSON under {path}")
-    return folders
-
-
-def _meta_of(folder: Path) -> Any | None:
-    """The ``ModelMeta`` mteb saved beside the results (``model_meta.json``), if any."""
-    from mteb.models.model_meta import ModelMeta
-
-    meta_file = folder / "model_meta.json"
-    if not meta_file.is_file():
-        return None
-    return ModelMeta.model_construct(**json.loads(meta_file.read_text(encoding="utf-8")))
-
-
-def _select(folders: list[_ResultFolder], model: str) -> list[_ResultFolder]:
-    """The folders ``--model`` names: exactly one run by its label (``NAME`` for the plain run,
-    ``NAME (k=v, ...)`` or ``NAME/experiments/EXPERIMENT`` for an experiment), else every run of model ``NAME``."""
-    def key(text: str) -> str:
-        return text.replace("/", "__").replace(" ", "_")
-
-    wanted = key(model)
-    exact = []
-    for f in folders:
-        meta = _meta_of(f.path)
-        labels = {f.model_dir if f.experiment is None else f"{f.model_dir}__{EXPERIMENTS_FOLDER}__{f.experiment}"}
-        if meta is not None and meta.name:
-            labels.add(key(meta.model_name_with_experiment or meta.name))
-        if wanted in labels:
-            exact.append(f)
-    if exact:
-        return exact
-    return [f for f in folders if f.model_dir == wanted]
-
-
-def load_run(path: str | Path, model: str | None = None) -> ModelRun:
-    """The results of one model under ``path`` (an output folder, its ``results/`` or a model folder).
-
-    ``model`` chooses among several: a model name picks its plain run (or, when it has none, its only
-    experiment); ``NAME (k=v, ...)`` (mteb's ``model_name_with_experiment``) or ``NAME/experiments/EXPERIMENT``
-    picks an experiment such as ``complexir run --long-docs chunk``.
-    """
-    from mteb.results import TaskResult
-
-    folders = [_ResultFolder.of(f) for f in _model_folders(Path(path))]
-    if model is not None:
-        folders = _select(folders, model)
-        if not folders:
-            raise FileNotFoundError(f"no results of model {model!r} under {path}")
-    if len(folders) > 1:
-        raise ValueError(
-            f"{path} holds results of several models/revisions/experiments "
-            f"({', '.join(f.describe() for f in folders)}); "
-            "choose one with --model (NAME, or NAME/experiments/EXPERIMENT) or point at its folder"
-        )
-    found = folders[0]
-    folder = found.path
-    run = ModelRun(model=found.model_dir.replace("__", "/"), revision=found.revision, folder=folder,
-                   experiment=found.experiment)
-    meta = _meta_of(folder)
-    if meta is not None:
-        run.model = meta.name or run.model
-        run.label = meta.model_name_with_experiment or run.model
-    elif found.experiment:
-        run.label = f"{run.model} ({found.experiment})"
-    else:
-        run.label = run.model
-    for file in sorted(folder.glob("*.json")):
-        if file.name == "model_meta.json":
-            continue
-        result = TaskResult.from_disk(file)
-        run.task_results[result.task_name] = result
-    # complexir run's per_query/ mirrors results/ (experiments included); a folder may also hold its own.
-    candidates = []
-    if len(folder.parents) > (3 if found.experiment else 1) + 1:
-        root = found.results_root
-        candidates.append(root.parent / "per_query" / folder.relative_to(root))
-    candidates.append(folder / "per_query")
-    for per_query_dir in candidates:
-        for file in sorted(per_query_dir.glob("*.json")) if per_query_dir.is_dir() else []:
-            payload = json.loads(file.read_text(encoding="utf-8"))
-            try:
-                run.per_query[payload["task"]] = payload["scores"]
-            except (KeyError, TypeError) as error:
-                raise ValueError(f"{file}: not a per-query score file (expected keys 'task' and 'scores')") from error
-    logger.info("%s (%s): %d task result(s), per-query scores for %d", run.label, run.revision,
-                len(run.task_results), len(run.per_query))
-    return run
 
 
 def benchmark_of(task_name: str) -> str:
@@ -229,32 +56,6 @@ def headline_metrics(benchmark: str, main_score: str | None = None) -> list[str]
     if main_score and main_score not in metrics:
         metrics.insert(0, main_score)
     return metrics
-
-
-# ------------------------------------------------------------------------------------- significance
-
-
-def paired_tests(scores: dict[str, float], baseline: dict[str, float]) -> dict[str, float] | None:
-    """Two-sided paired randomisation test and paired t-test over the queries both runs scored."""
-    from scipy import stats
-
-    queries = sorted(set(scores) & set(baseline))
-    if len(queries) < 2:
-        return None
-    if len(queries) != len(scores) or len(queries) != len(baseline):
-        logger.warning("paired test on the %d queries both runs scored (%d vs %d)",
-                       len(queries), len(scores), len(baseline))
-    a = [float(scores[q]) for q in queries]
-    b = [float(baseline[q]) for q in queries]
-    if a == b:  # identical runs: no difference to test (scipy would warn about a degenerate t)
-        return {"n": len(queries), "p_randomisation": 1.0, "p_ttest": 1.0}
-    perm = stats.permutation_test(
-        (a, b), lambda x, y, axis: (x - y).mean(axis=axis), permutation_type="samples",
-        vectorized=True, n_resamples=N_RESAMPLES, alternative="two-sided", random_state=SEED,
-    )
-    ttest = stats.ttest_rel(a, b)
-    p_t = float(ttest.pvalue)
-    return {"n": len(queries), "p_randomisation": float(perm.pvalue), "p_ttest": p_t if math.isfinite(p_t) else 1.0}
 
 
 # ------------------------------------------------------------------------------------------ rows
@@ -301,68 +102,6 @@ def _main_score(task_name: str) -> str | None:
         return None
 
 
-# ------------------------------------------------------------------------------------------ rendering
-
-
-def fmt_score(value: Any, digits: int = 4) -> str:
-    """A score for a table: ``-`` when missing or NaN, numbers to ``digits`` decimals (shared with ``run``)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _fmt_p(p: float | None) -> str:
-    if p is None:
-        return "-"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
-    """A markdown table of one benchmark's rows; with a baseline: Δ and randomisation-test p per metric."""
-    metrics = [m for m in dict.fromkeys(k for r in rows for k in r.scores)]
-    header = ["Task", "Subset", "Split"]
-    for m in metrics:
-        label = METRIC_LABELS.get(m, m)
-        header.append(label)
-        if baseline_name:
-            header += [f"{label} Δ", f"{label} p"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
-    for r in rows:
-        cells = [r.task, r.subset, r.split]
-        for m in metrics:
-            cells.append(fmt_score(r.scores.get(m)))
-            if baseline_name:
-                base = r.baseline.get(m)
-                delta = None if base is None or m not in r.scores else r.scores[m] - base
-                cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
-                          _fmt_p(r.tests.get(m, {}).get("p_randomisation"))]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None) -> str:
-    parts = [SECTION_START, "## Evaluation results (complexir)", "",
-             f"Model `{run.label}` (revision `{run.revision}`); scores from MTEB {_mteb_versions(run)}."]
-    if baseline:
-        parts += ["", f"Baseline: `{baseline.label}` (revision `{baseline.revision}`). Δ = model − baseline; "
-                  "p = two-sided paired randomisation test on per-query scores "
-                  f"({N_RESAMPLES:,} resamples, exact for small query sets); "
-                  "paired t-test p-values are in `complexir_report/significance.json`."]
-    for bench in dict.fromkeys(r.benchmark for r in rows):
-        parts += ["", f"### {bench}", "", render_table([r for r in rows if r.benchmark == bench],
-                                                        baseline.label if baseline else None)]
-        if bench in charts:
-            parts += ["", f"![{bench} results]({charts[bench]})"]
-    parts += ["", SECTION_END]
-    return "\n".join(parts)
-
-
-def _mteb_versions(run: ModelRun) -> str:
-    return ", ".join(sorted({str(r.mteb_version) for r in run.task_results.values()})) or "?"
-
-
 # ------------------------------------------------------------------------------------------ card
 
 
@@ -391,7 +130,7 @@ def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
                 task_type=meta._hf_task_type()[0], task_name=meta.type,
                 dataset_type=meta.dataset["path"], dataset_name=f"{meta.name} ({row.subset})",
                 dataset_config=config, dataset_split=row.split, dataset_revision=meta.dataset["revision"],
-                metric_type=metric, metric_name=METRIC_LABELS.get(metric, metric), metric_value=float(value),
+                metric_type=metric, metric_name=metric_label(metric), metric_value=float(value),
                 source_name="complexir (MTEB)", source_url="https://github.com/embeddings-benchmark/mteb/",
             ))
     return out
@@ -442,7 +181,7 @@ def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None)
 def make_report(results: str | Path, out: str | Path, *, model: str | None = None, card: str | Path | None = None,
                 baseline: str | Path | None = None, baseline_model: str | None = None) -> Path:
     """Write the report folder (card, ``.eval_results``, charts, significance) and return its card path."""
-    from complexir import charts, mteb_hook
+    from complexir import charts, mteb_hook  # matplotlib and mteb's registry: only when a report is made
 
     mteb_hook.register()  # result files name tasks; mteb must know ours to read their metadata
     out = Path(out)

@@ -30,8 +30,8 @@ def two_runs(tiny, tmp_path_factory):
     """Result folders of the packaged model and of the same model truncated to 8 tokens (a weaker run)."""
     import mteb
 
-    from complexir.cli.run_cmd import write_per_query
     from complexir.models import load_model
+    from complexir.results import write_per_query
 
     base = tmp_path_factory.mktemp("report")
     tiny.build(base / "data")
@@ -187,7 +187,7 @@ def test_chart_is_a_png(report):
 def test_several_models_need_a_choice(two_runs, tmp_path):
     import shutil
 
-    from complexir.report import load_run
+    from complexir.results import load_run
 
     both = tmp_path / "both"
     for label in ("full", "short"):
@@ -203,7 +203,9 @@ def test_tasks_sharing_a_repo_get_their_own_model_index_entries():
     model-index results by (task type, dataset, config, split, revision), so the config must tell them apart."""
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    from complexir.report import ModelRun, Row, eval_results
+    from complexir.report import eval_results
+    from complexir.results import ModelRun
+    from complexir.tables import Row
 
     run = ModelRun(model="m", revision="r", folder=Path("."))
     rows = [Row("CRUMB", name, "default", "test", {"ndcg_at_10": value})

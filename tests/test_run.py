@@ -114,7 +114,7 @@ def test_cache_is_keyed_by_model_revision_and_length(tmp_path, capsys):
 def test_chunked_run_keeps_its_own_per_query_scores_and_report_finds_them(tmp_path, capsys):
     from mteb.models.model_meta import ModelMeta
 
-    from complexir.report import load_run
+    from complexir.results import load_run
 
     out = tmp_path / "out"
     common = ["--task", "LoCoV1QasperAbstract", "--output", str(out)]

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.resources
-import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
-from complexir.report import fmt_score
+from complexir.tables import fmt_score
 
 logger = logging.getLogger(__name__)
 
@@ -115,34 +114,6 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir
     return tasks
 
 
-def per_query_path(output: Path, meta: Any, task_name: str) -> Path:
-    """Where a task's per-query scores go: mteb's result path with ``per_query`` for ``results``.
-
-    mteb's own ``ResultCache.get_task_result_path`` builds the path, so an experiment (``experiment_kwargs``
-    on the meta, e.g. ``--long-docs chunk``) lands in ``<model>/<revision>/experiments/<name>/`` exactly
-    like its result JSON and never overwrites the plain run's scores.
-    """
-    import mteb
-
-    results_root = output / "results"
-    result_path = mteb.ResultCache(output).get_task_result_path(task_name, meta)
-    return output / "per_query" / result_path.relative_to(results_root)
-
-
-def write_per_query(output: Path, meta: Any, tasks: list[Any]) -> None:
-    """Per-query scores per task: what ``complexir report --baseline`` tests significance on.
-
-    ``meta`` must be the meta of the model passed to ``mteb.evaluate`` (the outermost wrapper), so the
-    files sit beside the result JSON mteb wrote.
-    """
-    for task in tasks:
-        path = per_query_path(output, meta, task.metadata.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"task": task.metadata.name, "model": meta.name, "revision": meta.revision,
-                   "experiment": meta.experiment_name, "scores": task.per_query_scores}
-        path.write_text(json.dumps(payload, indent=1, sort_keys=True))
-
-
 def embedding_cache_dir(cache: Path, model: Any) -> Path:
     """The embedding cache folder of one model: ``<cache>/<model>/<revision>/max_seq_length_<N>``.
 
@@ -183,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 
     from complexir.models import EncodeCounter, load_model
+    from complexir.results import write_per_query
 
     data_dir = resolve_data_dir(args.data_dir)
     splits = args.split or ["test"]
@@ -207,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         encode_kwargs={"batch_size": args.batch_size},
     )
     meta = model.mteb_model_meta  # the outermost model's: mteb filed the results under it (experiments too)
-    write_per_query(output, meta, tasks)
+    write_per_query(output, meta, tasks)  # beside mteb's result JSON, where `complexir report` reads them
 
     from complexir.tasks import benchmark_of
 

@@ -1,0 +1,100 @@
+"""Markdown rendering for the report: score formatting, one table per benchmark, the model-card section.
+
+Pure text from rows already computed (``report.build_rows``); no file is read here. ``charts`` draws the
+same rows as PNG and takes its metric labels from here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from complexir.results import ModelRun
+from complexir.significance import N_RESAMPLES
+
+METRIC_LABELS = {
+    "ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10", "recall_at_100": "R@100",
+    "map_at_10": "MAP@10", "mrr_at_10": "MRR@10", "alpha_ndcg_at_20": "α-nDCG@20",
+    "strecall_at_20": "StRecall@20", "doc_token_share_seen": "tokens seen",
+}
+SECTION_START = "<!-- complexir-report:start -->"
+SECTION_END = "<!-- complexir-report:end -->"
+
+
+@dataclass
+class Row:
+    """One table row: a task subset and split, its scores, and with a baseline the comparison."""
+
+    benchmark: str
+    task: str
+    subset: str
+    split: str
+    scores: dict[str, float]
+    baseline: dict[str, float] = field(default_factory=dict)
+    tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → {n, p_randomisation, p_ttest}
+
+
+def metric_label(metric: str) -> str:
+    """A metric's table label (``ndcg_at_10`` → ``nDCG@10``); an unknown key is shown as it is."""
+    return METRIC_LABELS.get(metric, metric)
+
+
+def fmt_score(value: Any, digits: int = 4) -> str:
+    """A score for a table: ``-`` when missing or NaN, numbers to ``digits`` decimals (shared with ``run``)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
+    """A markdown table of one benchmark's rows; with a baseline: Δ and randomisation-test p per metric."""
+    metrics = [m for m in dict.fromkeys(k for r in rows for k in r.scores)]
+    header = ["Task", "Subset", "Split"]
+    for m in metrics:
+        label = metric_label(m)
+        header.append(label)
+        if baseline_name:
+            header += [f"{label} Δ", f"{label} p"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+    for r in rows:
+        cells = [r.task, r.subset, r.split]
+        for m in metrics:
+            cells.append(fmt_score(r.scores.get(m)))
+            if baseline_name:
+                base = r.baseline.get(m)
+                delta = None if base is None or m not in r.scores else r.scores[m] - base
+                cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
+                          _fmt_p(r.tests.get(m, {}).get("p_randomisation"))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None) -> str:
+    """The model card's body section: one table (and chart, when ``charts`` names one) per benchmark."""
+    parts = [SECTION_START, "## Evaluation results (complexir)", "",
+             f"Model `{run.label}` (revision `{run.revision}`); scores from MTEB {_mteb_versions(run)}."]
+    if baseline:
+        parts += ["", f"Baseline: `{baseline.label}` (revision `{baseline.revision}`). Δ = model − baseline; "
+                  "p = two-sided paired randomisation test on per-query scores "
+                  f"({N_RESAMPLES:,} resamples, exact for small query sets); "
+                  "paired t-test p-values are in `complexir_report/significance.json`."]
+    for bench in dict.fromkeys(r.benchmark for r in rows):
+        parts += ["", f"### {bench}", "", render_table([r for r in rows if r.benchmark == bench],
+                                                        baseline.label if baseline else None)]
+        if bench in charts:
+            parts += ["", f"![{bench} results]({charts[bench]})"]
+    parts += ["", SECTION_END]
+    return "\n".join(parts)
+
+
+def _mteb_versions(run: ModelRun) -> str:
+    return ", ".join(sorted({str(r.mteb_version) for r in run.task_results.values()})) or "?"
