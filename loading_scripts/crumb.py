@@ -37,6 +37,8 @@ from complexir.benchmarks import CRUMB
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl, string_field
+from complexir.upstream.options import add_build_arguments
+from complexir.upstream.release import resolve_release
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -69,22 +71,6 @@ def files_needed(task: str) -> list[str]:
     if task in FULL_DOC_TASKS:
         files.append(f"{folder}/full_document_corpus.jsonl")
     return files
-
-
-def resolve_source(source: str | os.PathLike, tasks: list[str], revision: str | None = None) -> tuple[Path, str]:
-    """(local release root, revision label): a local folder as is, else a Hub snapshot of only the needed files."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return path.resolve(), revision or "local copy"
-    if path.exists():
-        raise UpstreamFormatError(path, None, "expected a folder holding the CRUMB release or a Hub dataset id")
-    from huggingface_hub import snapshot_download
-
-    patterns = [f for task in tasks for f in files_needed(task)]
-    local = Path(snapshot_download(repo_id=str(source), repo_type="dataset", revision=revision,
-                                   allow_patterns=patterns))
-    # snapshot folders are named after the commit they hold: record that exact revision in the card
-    return local, local.name if local.parent.name == "snapshots" else (revision or "main")
 
 
 def _source_label(source: str | os.PathLike) -> str:
@@ -245,7 +231,10 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
     if unknown:
         raise ValueError(f"unknown CRUMB task(s) {unknown}; expected some of {list(TASKS)}")
     tasks = [t for t in TASKS if t in tasks]  # release order, deduplicated: deterministic builds
-    root, rev = resolve_source(source, tasks, revision)
+    release = resolve_release(source, revision, allow_patterns=[f for task in tasks for f in files_needed(task)],
+                              expected="the CRUMB release")  # from the Hub: only the files these tasks need
+    root = release.root
+    rev = (revision or "local copy") if release.local else release.hub_revision
     missing = [f for task in tasks for f in files_needed(task) if not (root / f).is_file()]
     if missing:  # fail before writing anything, naming every missing file
         raise UpstreamFormatError(root, None, f"missing release files {missing}; build fewer tasks with --subset")
@@ -335,12 +324,8 @@ def _write_splits(writer: BenchmarkWriter, task: str, splits: dict[str, SplitDat
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", default=HUB_ID,
-                        help=f"Hub dataset id or a local folder with the release files (default {HUB_ID})")
-    parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit) of --source")
-    parser.add_argument("--subset", nargs="+", choices=TASKS, default=None, metavar="TASK",
-                        help=f"build only these tasks (default: all eight): {', '.join(TASKS)}")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_build_arguments(parser, default_source=HUB_ID, subsets=TASKS,
+                        source_help="Hub dataset id or a local folder with the release files")
 
 
 def build(args: argparse.Namespace) -> int:

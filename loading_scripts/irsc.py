@@ -41,6 +41,8 @@ from complexir.benchmarks import IRSC
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl
+from complexir.upstream.options import add_build_arguments
+from complexir.upstream.release import resolve_release
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -286,20 +288,6 @@ def _describe(source: str | os.PathLike) -> str:
     return str(source)
 
 
-def resolve_source(source: str | os.PathLike, revision: str | None = None) -> tuple[Path, str]:
-    """(local folder, revision): a local folder as is, else a Hub dataset repo via ``snapshot_download``."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return path, _source_digest(path, pair_files(path))
-    if path.exists():
-        raise UpstreamFormatError(path, None, "expected a folder of pair files")
-    from huggingface_hub import snapshot_download
-
-    local = Path(snapshot_download(repo_id=str(source), repo_type="dataset", revision=revision,
-                                   allow_patterns=["*.jsonl", "*.csv", "*.tsv", "**/*.jsonl", "**/*.csv", "**/*.tsv"]))
-    return local, local.name  # snapshots/<commit>: the commit the files came from
-
-
 def build_irsc(
     source: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -321,7 +309,12 @@ def build_irsc(
         if value is not None and normalise(value) is None:
             raise ValueError(f"{option} {value!r}: unknown; accepted: "
                              f"{sorted(TASK_ALIASES if option == '--task' else LANGUAGE_ALIASES)}")
-    folder, resolved_revision = resolve_source(source, revision)
+    # from the Hub: only the pair files
+    release = resolve_release(source, revision, expected="IRSC pair files",
+                              allow_patterns=[f"{glob}*{suffix}" for suffix in SUFFIXES for glob in ("", "**/")])
+    folder = release.root
+    # a local folder has no commit: its revision is a digest of the pair files it holds
+    resolved_revision = _source_digest(folder, pair_files(folder)) if release.local else release.hub_revision
     tasks = [t for t in TASKS if not subsets or t in subsets]
     found = collect(folder, columns)
     written = {name: sub for name, sub in found.items() if name.split("-", 1)[0] in tasks}
@@ -371,24 +364,21 @@ def build_irsc(
 
 # -- CLI ----------------------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source", required=True,
-                        help="folder of IRSC pair files (*.jsonl, *.csv, *.tsv) or a Hub dataset repo id holding "
-                             "them; IRSC has no public release to default to")
-    parser.add_argument("--revision", default=None, help="Hub revision of --source (a Hub repo only)")
+    add_build_arguments(parser, default_source=None, subsets=TASKS,
+                        subset_help="build only these tasks, in every language setting",
+                        source_help="folder of IRSC pair files (*.jsonl, *.csv, *.tsv) or a Hub dataset repo id "
+                                    "holding them; IRSC has no public release to default to")
     parser.add_argument("--query-column", default="query")
     parser.add_argument("--content-column", default="content")
     parser.add_argument("--query-language-column", default="query_language")
     parser.add_argument("--content-language-column", default="content_language")
     parser.add_argument("--task-column", default="task")
     parser.add_argument("--task", default=None, help=f"task of files without a task column: one of {TASKS}")
-    parser.add_argument("--subset", nargs="+", choices=TASKS, default=None, metavar="TASK",
-                        help=f"build only these tasks, in every language setting (default: all): {', '.join(TASKS)}")
     parser.add_argument("--query-language", default=None,
                         help="query language of files without that column (en, eng, english, zh, zh-cn, chinese…)")
     parser.add_argument("--content-language", default=None,
                         help="content language of files without that column")
-    parser.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
-                        help="no progress bars (--quiet: the older spelling)")
+    parser.add_argument("--quiet", dest="no_progress", action="store_true", help="the older spelling of --no-progress")
 
 
 def build(args: argparse.Namespace) -> int:

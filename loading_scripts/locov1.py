@@ -39,6 +39,8 @@ from complexir.benchmarks import LOCOV1
 from complexir.card import CardInfo
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl, string_field
+from complexir.upstream.options import add_build_arguments
+from complexir.upstream.release import resolve_release
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -75,21 +77,20 @@ class _TaskDocs:
 
 
 # -- locating the release -------------------------------------------------------------------------------
-def _snapshot_revision(path: Path) -> str:
-    """The commit a Hub snapshot folder holds (its folder name under ``snapshots/``), else "unknown"."""
-    return path.name if path.parent.name == "snapshots" else "unknown"
-
-
 def resolve_source(
     source: str,
     *,
+    revision: str | None = None,
     documents_revision: str | None = None,
     queries_revision: str | None = None,
     cache_dir: str | None = None,
 ) -> Release:
-    """The release: a local folder holding ``LoCoV1-Documents/`` and ``LoCoV1-Queries/``, or two Hub ids."""
-    local = Path(source).expanduser()
-    if local.is_dir():
+    """The release: a local folder holding ``LoCoV1-Documents/`` and ``LoCoV1-Queries/``, or two Hub ids.
+
+    ``revision`` applies to both Hub repos; ``documents_revision`` / ``queries_revision`` override it per repo.
+    """
+    if Path(source).expanduser().is_dir():
+        local = resolve_release(source).root
         docs, queries = local / "LoCoV1-Documents", local / "LoCoV1-Queries"
         for folder in (docs, queries):
             if not (folder / "documents").is_dir():
@@ -107,14 +108,11 @@ def resolve_source(
             f"--source {source!r}: expected a local folder or two Hub dataset ids 'DOCUMENTS_REPO,QUERIES_REPO' "
             f"(default {DEFAULT_SOURCE!r})"
         )
-    from huggingface_hub import snapshot_download
-
-    docs = Path(snapshot_download(parts[0], repo_type="dataset", revision=documents_revision,
-                                  cache_dir=cache_dir, allow_patterns=["documents/*", "README.md"]))
-    queries = Path(snapshot_download(parts[1], repo_type="dataset", revision=queries_revision,
-                                     cache_dir=cache_dir, allow_patterns=["documents/*", "README.md"]))
-    revision = f"{parts[0]}@{_snapshot_revision(docs)}, {parts[1]}@{_snapshot_revision(queries)}"
-    return Release(docs, queries, source, revision)
+    repos = [resolve_release(repo, repo_revision or revision, cache_dir=cache_dir,
+                             allow_patterns=["documents/*", "README.md"])
+             for repo, repo_revision in zip(parts, (documents_revision, queries_revision), strict=True)]
+    described = ", ".join(f"{repo.source}@{repo.commit or 'unknown'}" for repo in repos)
+    return Release(repos[0].root, repos[1].root, source, described)
 
 
 def _task_files(repo: Path) -> dict[str, Path]:
@@ -231,14 +229,15 @@ def build_locov1(
     *,
     overwrite: bool = False,
     tasks: list[str] | None = None,
+    revision: str | None = None,
     documents_revision: str | None = None,
     queries_revision: str | None = None,
     cache_dir: str | None = None,
     progress: bool = True,
 ) -> Path:
     """Build the LoCoV1 benchmark folder from ``source``; returns the folder. ``tasks`` limits the subsets."""
-    release = resolve_source(source, documents_revision=documents_revision, queries_revision=queries_revision,
-                             cache_dir=cache_dir)
+    release = resolve_source(source, revision=revision, documents_revision=documents_revision,
+                             queries_revision=queries_revision, cache_dir=cache_dir)
     doc_files, query_files = _task_files(release.documents), _task_files(release.queries)
     if set(doc_files) != set(query_files):
         raise UpstreamFormatError(
@@ -281,22 +280,20 @@ def build_locov1(
 
 # -- CLI ----------------------------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source", default=DEFAULT_SOURCE,
-        help="'DOCUMENTS_REPO,QUERIES_REPO' Hub dataset ids (default %(default)s) or a local folder holding "
-             "LoCoV1-Documents/documents/<task>_test.jsonl and LoCoV1-Queries/documents/<task>_test.jsonl",
+    add_build_arguments(
+        parser, default_source=DEFAULT_SOURCE, subsets=TASKS, only_known_subsets=False,  # later tasks are built too
+        source_help="'DOCUMENTS_REPO,QUERIES_REPO' Hub dataset ids or a local folder holding "
+                    "LoCoV1-Documents/documents/<task>_test.jsonl and LoCoV1-Queries/documents/<task>_test.jsonl",
     )
-    parser.add_argument("--subset", "--tasks", dest="subset", nargs="+", metavar="TASK",
-                        help=f"build only these tasks (of {', '.join(TASKS)}); --tasks: the older spelling")
-    parser.add_argument("--documents-revision", help="Hub revision of the documents repo (default: main)")
-    parser.add_argument("--queries-revision", help="Hub revision of the queries repo (default: main)")
+    parser.add_argument("--tasks", nargs="+", dest="subset", metavar="TASK", help="the older spelling of --subset")
+    parser.add_argument("--documents-revision", help="Hub revision of the documents repo (default: --revision)")
+    parser.add_argument("--queries-revision", help="Hub revision of the queries repo (default: --revision)")
     parser.add_argument("--cache-dir", help="Hugging Face cache folder for the Hub download")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def build(args: argparse.Namespace) -> int:
     build_locov1(
-        args.source, args.out, overwrite=args.overwrite, tasks=args.subset,
+        args.source, args.out, overwrite=args.overwrite, tasks=args.subset, revision=args.revision,
         documents_revision=args.documents_revision, queries_revision=args.queries_revision, cache_dir=args.cache_dir,
         progress=not args.no_progress,
     )

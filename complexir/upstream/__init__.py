@@ -1,4 +1,12 @@
-"""Reading upstream release files: what every loading script needs, with errors that name file and line."""
+"""Reading upstream releases: what every loading script needs, with errors that name file and line.
+
+This module holds the record readers (JSON Lines, string fields). Beside it:
+* ``release``: one resolver from ``--source``/``--revision`` (a local folder or a Hub dataset id) to files on disk;
+* ``options``: the build flags every loading script shares (``--source``, ``--revision``, ``--subset``,
+  ``--no-progress``), declared once;
+* ``corpus``: document text kept outside a release (ir_datasets, Hub datasets, local JSONL / TREC files);
+* ``coveragebench``: CoverageBench's release files (topics, nugget TSV, nugget qrels, baseline runs).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import UpstreamFormatError
+from complexir.errors import UpstreamFormatError
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
