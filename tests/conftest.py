@@ -1,4 +1,4 @@
-"""Shared test set-up: everything offline, the shared reference fixtures, the packaged model."""
+"""Test set-up for every module: everything offline, the reference fixtures, the packaged model."""
 
 from __future__ import annotations
 
@@ -14,15 +14,14 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+# trec_eval's test collection and the ndeval diversity vector, shipped in the repository with their notices.
+REFERENCE_FIXTURES = REPO / "tests" / "fixtures"
 
 
 @pytest.fixture(scope="session")
-def shared_fixtures() -> Path:
-    """``../shared/fixtures``: trec_eval's test collection and the ndeval diversity vector."""
-    if not SHARED_FIXTURES.is_dir():
-        pytest.fail(f"{SHARED_FIXTURES} is missing: the shared reference fixtures sit beside the checkout")
-    return SHARED_FIXTURES
+def reference_fixtures() -> Path:
+    """``tests/fixtures``: ``trec_eval/`` (trec_eval's test collection) and ``diversity/`` (the ndeval vector)."""
+    return REFERENCE_FIXTURES
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from complexir.cli.main import main
 from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, parse_measure, rank_run
 from complexir.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run
 
-FIX = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIX = Path(__file__).resolve().parent / "fixtures"
 
 
 def test_rank_run_tie_rule_and_bad_scores():

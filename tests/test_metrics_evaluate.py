@@ -14,7 +14,7 @@ from complexir.trec_io import read_nugget_qrels, read_run
 evaluate = pytest.importorskip("evaluate")
 
 REPO = Path(__file__).resolve().parents[1]
-DIV = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "diversity"
+DIV = Path(__file__).resolve().parent / "fixtures" / "diversity"
 
 
 @pytest.fixture(autouse=True)

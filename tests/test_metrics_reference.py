@@ -1,5 +1,5 @@
 """complexir.metrics against the reference tools' own outputs: trec_eval's test collection and the
-ndeval diversity vector (values in ../shared/METRICS.md)."""
+ndeval diversity vector (values computed by ndeval 4.5, see tests/fixtures/diversity/NOTICE)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, rank_run
 from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TREC = FIXTURES / "trec_eval"
 DIV = FIXTURES / "diversity"
 

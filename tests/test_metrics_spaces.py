@@ -56,8 +56,8 @@ print(json.dumps(results))
 """
 
 
-def _cases(shared_fixtures: Path) -> dict[str, list[dict]]:
-    preds, nuggets = diversity_evaluate_inputs(shared_fixtures / "diversity")
+def _cases(reference_fixtures: Path) -> dict[str, list[dict]]:
+    preds, nuggets = diversity_evaluate_inputs(reference_fixtures / "diversity")
     adhoc_refs = [[{"doc_id": "a", "label": 1}, {"doc_id": "c", "label": 0}], [{"doc_id": "x", "label": 2}]]
     return {
         "alpha_ndcg": [dict(predictions=preds, references=nuggets, k=[5, 20]),
@@ -94,8 +94,8 @@ def test_staged_script_imports_only_what_a_space_has(staged):
         assert f'with_name("{name}.py")' in (folder / "app.py").read_text()
 
 
-def test_staged_spaces_load_without_complexir(staged, shared_fixtures, tmp_path):
-    cases = _cases(shared_fixtures)
+def test_staged_spaces_load_without_complexir(staged, reference_fixtures, tmp_path):
+    cases = _cases(reference_fixtures)
     spec = tmp_path / "cases.json"
     spec.write_text(json.dumps({name: [str(staged[name]), cases[name]] for name in METRICS}), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
