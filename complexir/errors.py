@@ -15,3 +15,31 @@ class UpstreamFormatError(ValueError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
+
+
+class OutputFolderError(ValueError):
+    """``--out`` is a folder a build must not write or replace (an input, or a folder the builder did not make)."""
+
+
+class LeftoverError(OSError):
+    """A step succeeded but left a file or folder behind that could not be deleted; the message names it."""
+
+    def __init__(self, path: object, message: str):
+        super().__init__(message)
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or another terminating signal), raised like Ctrl-C so that clean-up code runs."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    def __str__(self) -> str:
+        import signal
+
+        return f"terminated by {signal.Signals(self.signum).name}"

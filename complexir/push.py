@@ -26,8 +26,10 @@ import yaml
 
 logger = logging.getLogger(__name__)
 
-#: Never uploaded: caches and local build leftovers.
-IGNORE_PATTERNS = ["__pycache__/*", "**/__pycache__/*", "*.pyc", ".git/*", ".cache/*", "**/.cache/*", ".DS_Store"]
+#: Never uploaded: caches, local build leftovers, and the writer's marker (``.complexir-build``: it only tells a
+#: later local build that it may replace this folder).
+IGNORE_PATTERNS = ["__pycache__/*", "**/__pycache__/*", "*.pyc", ".git/*", ".cache/*", "**/.cache/*", ".DS_Store",
+                   ".complexir-build"]
 
 #: The generated file holding the vendored maths in a staged Space (leading underscore: never taken for the
 #: metric script, and no clash with a PyPI package on the Space's ``sys.path``).

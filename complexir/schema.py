@@ -7,7 +7,11 @@ retrieval loader so that ``mteb`` reads the folder natively.
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
+
+from .errors import LayoutError
 
 CORPUS = "corpus"
 QUERIES = "queries"
@@ -19,6 +23,18 @@ KINDS = (CORPUS, QUERIES, QRELS, NUGGETS, TOP_RANKED)
 # The corpus config has a single split; BEIR and MTEB datasets on the Hub name it "corpus".
 CORPUS_SPLIT = "corpus"
 SPLITS = ("test", "validation")
+
+# Subset and split names become folder and file names (``data/<subset>/<kind>-<split>.parquet``): letters,
+# digits, ``_`` and ``-`` only, so that no name can reach outside the folder (``..``, ``/``) or hide a file.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+
+
+def check_name(name: object, what: str) -> str:
+    """``name`` if it is a valid subset (``what="subset"``) or split name, else a ``LayoutError``."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise LayoutError(f"{what} name {name!r}: expected 1-100 letters, digits, '_' or '-', starting with a "
+                          "letter or digit (it becomes a folder or file name)")
+    return name
 
 # Required columns, in order. Optional columns are listed separately; any other extra column is kept as is.
 REQUIRED = {

@@ -9,7 +9,9 @@ Usage by a loading script::
     # here the folder exists, complete and validated; after an exception nothing was left behind
 
 Everything is written into a hidden temporary folder beside ``out_dir`` and renamed into place only after
-the whole folder validated, so an interrupted build never leaves a half dataset.
+the whole folder validated, so an interrupted build never leaves a half dataset. ``out_dir`` is replaced only
+if the writer made it (it holds ``BUILD_MARKER``) or it is empty, and never when it is, holds or lies inside one
+of the build's inputs. While a writer is open, SIGTERM raises like Ctrl-C, so that both clean up.
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ import hashlib
 import logging
 import math
 import os
-import shutil
-import uuid
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -29,12 +29,12 @@ from typing import Any, Self
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import yaml
 from tqdm.auto import tqdm
 
 from . import card as cards
-from .errors import LayoutError
-from .schema import CORPUS, NUGGETS, QRELS, QUERIES, TOP_RANKED, schema_for
+from .atomic import OLD, raise_on_sigterm, remove_tree, replace_folder, restore_sigterm, sibling, signals_deferred
+from .errors import LayoutError, OutputFolderError
+from .schema import CORPUS, NUGGETS, QRELS, QUERIES, TOP_RANKED, check_name, schema_for
 from .validation import validate_folder
 
 logger = logging.getLogger(__name__)
@@ -139,8 +139,13 @@ class BenchmarkWriter:
         shard_rows: int = 250_000,
         batch_rows: int = 5_000,
         progress: bool = True,
+        inputs: Iterable[str | os.PathLike] = (),
     ):
+        """``inputs``: the local files and folders the build reads (its ``--source``, local ``--docs``):
+        ``out_dir`` may not be one of them, hold one or lie inside one."""
         self.out_dir = Path(out_dir)
+        self.inputs = [Path(p) for p in inputs]
+        _check_not_an_input(self.out_dir, self.inputs)
         self.out_dir.parent.mkdir(parents=True, exist_ok=True)
         _clean_stale_siblings(self.out_dir)
         if self.out_dir.exists() or self.out_dir.is_symlink():
@@ -152,13 +157,29 @@ class BenchmarkWriter:
         self.shard_rows = shard_rows
         self.batch_rows = batch_rows
         self.progress = progress
-        self._tmp = _sibling(self.out_dir, PARTIAL)
-        self._tmp.mkdir()
+        self._tmp = sibling(self.out_dir, PARTIAL)
         self._subsets: dict[str | None, _SubsetStats] = {}
         self._closed = False
+        self._sigterm_installed = False
+        self._started = False
+
+    def _start(self) -> None:
+        """Create the temporary folder (once) and make SIGTERM clean up, as one step: an interrupt right after
+        it removes the folder again."""
+        if self._started:
+            return
+        try:
+            self._started = True
+            self._sigterm_installed = raise_on_sigterm()  # before the deferral, which swaps the handlers itself
+            with signals_deferred():
+                self._tmp.mkdir()
+        except BaseException:
+            self.abort()
+            raise
 
     # -- context manager: close on success, abort on any exception ------------------------------------
     def __enter__(self) -> Self:
+        self._start()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -168,14 +189,27 @@ class BenchmarkWriter:
             self.close()
 
     def abort(self) -> None:
-        """Remove everything written so far."""
-        shutil.rmtree(self._tmp, ignore_errors=True)
-        self._closed = True
+        """Remove everything written so far (a failed deletion is logged with the path to remove by hand)."""
+        with signals_deferred():
+            problem = remove_tree(self._tmp)
+            self._closed = True
+            if self._sigterm_installed:
+                restore_sigterm()
+                self._sigterm_installed = False
+        if problem:
+            logger.error("could not delete the unfinished build %s (%s); delete it by hand", self._tmp, problem)
 
     def _subset(self, subset: str | None) -> _SubsetStats:
-        return self._subsets.setdefault(subset, _SubsetStats())
+        if subset not in self._subsets:
+            if subset is not None:
+                check_name(subset, "subset")
+                if subset == "default":  # the folder of the unnamed subset
+                    raise LayoutError("subset name 'default' is reserved for a benchmark without subsets")
+            self._subsets[subset] = _SubsetStats()
+        return self._subsets[subset]
 
     def _path(self, subset: str | None, kind: str, split: str, shard: int = 0) -> Path:
+        self._start()
         folder = self._tmp / "data" / (subset or "default")
         folder.mkdir(parents=True, exist_ok=True)
         name = f"corpus-{shard:05d}.parquet" if kind == CORPUS else f"{kind}-{split}.parquet"
@@ -265,6 +299,7 @@ class BenchmarkWriter:
     ) -> dict[str, int]:
         """Validate and write one split; queries without a positive qrel are dropped and counted."""
         stats = self._subset(subset)
+        check_name(split, "split")
         if stats.doc_ids is None:
             raise LayoutError(f"subset {subset!r}: write the corpus before split {split!r}")
         if split in stats.splits:
@@ -418,8 +453,9 @@ class BenchmarkWriter:
                 raise LayoutError("no subset has a split (queries and qrels): nothing to evaluate")
             readme = cards.render(self.card, self.stats(), files, digests)
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")
+            (self._tmp / BUILD_MARKER).write_text(MARKER_TEXT, encoding="utf-8")
             validate_folder(self._tmp)
-            self._replace_out_dir()
+            replace_folder(self._tmp, self.out_dir, self._check_still_replaceable)
         except BaseException:
             self.abort()
             raise
@@ -427,34 +463,40 @@ class BenchmarkWriter:
         logger.info("benchmark folder ready: %s", self.out_dir)
         return self.out_dir
 
-    def _replace_out_dir(self) -> None:
-        old = None
-        if self.out_dir.exists() or self.out_dir.is_symlink():
-            # Again: the folder may have appeared or changed during a long build.
-            if not self.overwrite:
-                raise FileExistsError(f"{self.out_dir} appeared during the build; pass overwrite=True to replace it")
-            _check_replaceable(self.out_dir)
-            old = _sibling(self.out_dir, OLD)
-            os.replace(self.out_dir, old)
-        try:
-            os.replace(self._tmp, self.out_dir)
-        except BaseException:
-            if old is not None:  # never leave the user with no dataset: put the previous folder back
-                os.replace(old, self.out_dir)
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+    def _check_still_replaceable(self, out_dir: Path) -> None:
+        # Again at the swap: the folder may have appeared or changed during a long build.
+        if not self.overwrite:
+            raise FileExistsError(f"{out_dir} appeared during the build; pass overwrite=True to replace it")
+        _check_replaceable(out_dir)
 
+
+# Written into every folder the writer builds: ``--overwrite`` replaces only a folder holding it (or an empty
+# one), never a folder of the user's that merely looks like a dataset repo. ``complexir push`` does not upload it.
+BUILD_MARKER = ".complexir-build"
+MARKER_TEXT = ("This folder was written by complexir's BenchmarkWriter (complexir build). A later build with "
+               "--overwrite may replace it; without this file it refuses to.\n")
 
 # Temporary siblings of the output folder: ``.<name>.partial-<pid>-<hex>`` (the build being written) and
-# ``.<name>.old-<pid>-<hex>`` (the previous folder, for the instant between the two renames). The pid tells a
-# live build's folders from those a hard kill (SIGKILL, the OOM killer) left behind.
+# ``.<name>.old-<pid>-<hex>`` (the previous folder, for the instant between the two renames; see ``atomic``).
 PARTIAL = "partial"
-OLD = "old"
 
 
-def _sibling(out_dir: Path, kind: str) -> Path:
-    return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+def _check_not_an_input(out_dir: Path, inputs: list[Path]) -> None:
+    """Refuse an ``out_dir`` that is an input of the build, holds one or lies inside one: replacing it would
+    delete the release being read, and writing inside it would change it."""
+    out = out_dir.expanduser().resolve()
+    for given in inputs:
+        source = given.expanduser().resolve()
+        if out == source:
+            relation = "is"
+        elif source in out.parents:
+            relation = "lies inside"
+        elif out in source.parents:
+            relation = "holds"
+        else:
+            continue
+        raise OutputFolderError(f"--out {out_dir} {relation} the build's input {given}; choose a folder outside "
+                                "the inputs")
 
 
 def _owner_alive(path: Path) -> bool:
@@ -482,34 +524,36 @@ def _clean_stale_siblings(out_dir: Path) -> None:
     for path in sorted(out_dir.parent.glob(glob.escape(prefix) + f"{PARTIAL}-*")):
         if path.is_dir() and not _owner_alive(path):
             logger.warning("removing %s, left by an interrupted build", path)
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_or_warn(path)
     for path in sorted(out_dir.parent.glob(glob.escape(prefix) + f"{OLD}-*")):
         if not path.is_dir() or _owner_alive(path):
             continue
         if out_dir.exists() or out_dir.is_symlink():
             logger.warning("removing %s, the previous version of %s left by an interrupted build", path, out_dir)
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_or_warn(path)
         else:
             logger.warning("restoring %s from %s, moved aside by a build killed while replacing it", out_dir, path)
             os.replace(path, out_dir)
 
 
-def _check_replaceable(out_dir: Path) -> None:
-    """Refuse to overwrite anything but an empty folder or a benchmark folder (a README.md with ``configs``).
+def _remove_or_warn(path: Path) -> None:
+    problem = remove_tree(path)
+    if problem:
+        logger.warning("could not delete %s (%s); delete it by hand", path, problem)
 
-    ``--out ~/data --overwrite`` must not wipe a folder of unrelated files.
+
+def _check_replaceable(out_dir: Path) -> None:
+    """Refuse to overwrite anything but an empty folder or a folder this writer built (``BUILD_MARKER``).
+
+    ``--out ~/data --overwrite`` must not wipe a folder of unrelated files, nor a dataset repo someone else made.
     """
     if out_dir.is_symlink() or not out_dir.is_dir():
         raise FileExistsError(f"{out_dir} exists and is not a folder; refusing to replace it")
     if not any(out_dir.iterdir()):
         return
-    readme = out_dir / "README.md"
-    try:
-        is_benchmark = readme.is_file() and bool(cards.read_front_matter(readme).get("configs"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
-        is_benchmark = False
-    if not is_benchmark:
+    marker = out_dir / BUILD_MARKER
+    if marker.is_symlink() or not marker.is_file():
         raise FileExistsError(
-            f"{out_dir} exists and is not a benchmark folder (no README.md with 'configs' in its YAML front "
-            "matter); refusing to overwrite it. Choose an empty or new --out folder."
+            f"{out_dir} exists and was not written by complexir build (no {BUILD_MARKER} file); refusing to "
+            "replace it. Choose a new or empty --out folder, or delete this one yourself."
         )

@@ -204,7 +204,8 @@ def build_coveragebench(
         task_categories=["text-retrieval"], task_ids=["document-retrieval"],
     )
     stats: dict[str, dict[str, Any]] = {}
-    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress) as writer:
+    local_docs = [Path(s.location) for s in sources.values() if s.kind in ("jsonl", "trec")]
+    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root, *local_docs]) as writer:
         for subset in wanted:
             release = read_subset(root, subset)
             logger.info("%s: %d topics, %d nuggets, corpus %s (%s)", subset, len(release.topics),

@@ -246,7 +246,7 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
     card = CardInfo(benchmark="crumb", pretty_name="CRUMB: Complex Retrieval Unified Multi-task Benchmark",
                     license=SPEC.license, citation=SPEC.citation, source=_source_label(source), revision=rev)
 
-    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress) as writer:
+    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root]) as writer:
         for task in tasks:
             folder = root / TASK_FOLDERS[task]
             full = task in FULL_DOC_TASKS

@@ -336,7 +336,7 @@ def build_irsc(
         extra={"task_table": _task_table(written),
                "missing_subsets": ", ".join(missing) if missing else "none"},
     )
-    with BenchmarkWriter(out_dir, info, overwrite=overwrite, progress=progress) as writer:
+    with BenchmarkWriter(out_dir, info, overwrite=overwrite, progress=progress, inputs=[folder]) as writer:
         for name, sub in written.items():
             query_lang, content_lang = _languages(name.split("-", 1)[1])
             writer.write_corpus(

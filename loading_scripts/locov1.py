@@ -37,10 +37,11 @@ from typing import Any
 
 from complexir.benchmarks import LOCOV1
 from complexir.card import CardInfo
-from complexir.errors import UpstreamFormatError
+from complexir.errors import LayoutError, UpstreamFormatError
+from complexir.schema import check_name
 from complexir.upstream import iter_jsonl, string_field
 from complexir.upstream.options import add_build_arguments
-from complexir.upstream.release import resolve_release
+from complexir.upstream.release import local_folder, resolve_release
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def resolve_source(
 
     ``revision`` applies to both Hub repos; ``documents_revision`` / ``queries_revision`` override it per repo.
     """
-    if Path(source).expanduser().is_dir():
+    if "," not in str(source) and local_folder(source) is not None:  # a mistyped local path is named as such
         local = resolve_release(source).root
         docs, queries = local / "LoCoV1-Documents", local / "LoCoV1-Queries"
         for folder in (docs, queries):
@@ -115,6 +116,10 @@ def resolve_source(
     return Release(repos[0].root, repos[1].root, source, described)
 
 
+def _local_source(source: str) -> list[Path]:
+    return [] if "," in str(source) else [Path(source).expanduser()]
+
+
 def _task_files(repo: Path) -> dict[str, Path]:
     """``<task>`` → ``documents/<task>_test.jsonl`` of one repo."""
     files = {p.name[: -len(f"_{SPLIT}.jsonl")]: p for p in sorted((repo / "documents").glob(f"*_{SPLIT}.jsonl"))}
@@ -127,7 +132,12 @@ def _task_files(repo: Path) -> dict[str, Path]:
 def _check_dataset(row: dict[str, Any], path: Path, line: int, task: str | None) -> str:
     """Each file holds one task: its rows must all carry the same ``dataset`` value."""
     value = string_field(row, "dataset", path, line)
-    if task is not None and value != task:
+    if task is None:  # the value names the subset, a folder of the build: a name, never a path
+        try:
+            check_name(value, "subset")
+        except LayoutError as error:
+            raise UpstreamFormatError(path, line, f"column 'dataset': {error}") from None
+    elif value != task:
         raise UpstreamFormatError(path, line, f"column 'dataset' is {value!r}, earlier rows of this file say {task!r}")
     return value
 
@@ -264,7 +274,8 @@ def build_locov1(
         if task not in TASKS:
             logger.warning("LoCoV1: task %r is not one of the 12 published tasks; building it anyway", task)
 
-    with BenchmarkWriter(out_dir, card_info(release), overwrite=overwrite, progress=progress) as writer:
+    with BenchmarkWriter(out_dir, card_info(release), overwrite=overwrite, progress=progress,
+                         inputs=[*_local_source(source), release.documents, release.queries]) as writer:
         for task in selected:
             doc_path, query_path = by_task[task]
             docs = _TaskDocs()

@@ -262,13 +262,16 @@ def test_failed_final_rename_restores_the_previous_folder(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("content", [{"notes.txt": "my thesis"}, {"README.md": "# my project\n"},
-                                     {"README.md": "---\ntitle: x\n---\n"}])
-def test_overwrite_refuses_a_folder_that_is_not_a_benchmark(tmp_path, content):
+                                     {"README.md": "---\ntitle: x\n---\n"},
+                                     # an unrelated Hugging Face dataset repo: configs, but not built here
+                                     {"README.md": "---\nconfigs:\n- config_name: default\n  data_files: d.csv\n---\n",
+                                      "d.csv": "a,b\n1,2\n"}])
+def test_overwrite_refuses_a_folder_it_did_not_build(tmp_path, content):
     out = tmp_path / "data"
     out.mkdir()
     for name, text in content.items():
         (out / name).write_text(text)
-    with pytest.raises(FileExistsError, match="not a benchmark folder"):
+    with pytest.raises(FileExistsError, match="not written by complexir build"):
         build(out, overwrite=True)
     assert {p.name: p.read_text() for p in out.iterdir()} == content
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]

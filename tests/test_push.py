@@ -26,7 +26,9 @@ def metric_folder() -> Path:
 
 
 def _files(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    """Every file a push uploads: all but caches and the writer's local build marker."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.name != ".complexir-build"}
 
 
 def test_dry_run_on_a_benchmark_lists_every_file(benchmark_folder, capsys, monkeypatch):

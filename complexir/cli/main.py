@@ -1,7 +1,8 @@
 """The ``complexir`` console script: one subcommand per module of this package.
 
 Each subcommand module exposes ``add_parser(subparsers)``, which registers its parser and sets
-``func`` (a callable taking the parsed args and returning an exit code).
+``func`` (a callable taking the parsed args and returning an exit code). Every failure ends as one line and an
+exit code (0 success, 2 bad input, 1 other failure, 130 Ctrl-C, 143 SIGTERM; see ``failures``).
 """
 
 from __future__ import annotations
@@ -11,20 +12,57 @@ import logging
 import sys
 from importlib import import_module
 
+from ..atomic import raise_on_sigterm, restore_sigterm
+from .failures import ArgumentParser, report, silence_broken_pipe
+
 # Imported lazily so that `complexir --help` or `complexir evaluate` never pay for torch and mteb.
 SUBCOMMANDS = ("run", "build", "evaluate", "validate", "report", "push")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="complexir", description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="complexir", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
+    parser.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:  # every one is part of the package: a failed import is a broken install
         import_module(f"complexir.cli.{name}_cmd").add_parser(sub)
+    _debug_everywhere(parser)
     return parser
 
 
+def _debug_everywhere(parser: argparse.ArgumentParser) -> None:
+    """``--debug`` after the subcommand too (``complexir build crumb ... --debug``), where people type it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                if "--debug" not in child._option_string_actions:
+                    child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                                       help="on an error, print the traceback too")
+                _debug_everywhere(child)
+
+
 def main(argv: list[str] | None = None) -> int:
+    # SIGTERM raises like Ctrl-C for the whole command, so that every `with` and `finally` cleans up.
+    sigterm_installed = raise_on_sigterm()
+    args = None
+    try:
+        args = _parse(argv)
+        if isinstance(args, int):
+            return args
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so that a closed pipe is handled below rather than at interpreter exit
+        return code
+    except BrokenPipeError:
+        return silence_broken_pipe()
+    except (Exception, KeyboardInterrupt) as error:
+        return report(getattr(args, "command", None), error, debug=bool(getattr(args, "debug", False)))
+    finally:
+        if sigterm_installed:
+            restore_sigterm()
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit code when there is nothing to run."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # Our own progress at INFO; the libraries' chatter (mteb logs every loading step) only with -v.
@@ -37,12 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             parser.print_help()
             return 2
-    try:
-        return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, FileExistsError) as error:
-        logging.getLogger("complexir").debug("error", exc_info=True)
-        print(f"complexir {args.command}: error: {error}", file=sys.stderr)
-        return 1
+    return args
 
 
 if __name__ == "__main__":

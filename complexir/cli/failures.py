@@ -1,0 +1,115 @@
+"""The CLI's one error policy: every failure ends as one line and a documented exit code.
+
+    complexir <command>: error: <what> (<file>:<line> where known)
+
+Exit codes: 0 success; 2 bad input (arguments, files that are missing or malformed, a folder that may not be
+written); 1 anything else (permission denied, disk full, network, Hub); 130 interrupted by Ctrl-C, 143 by
+SIGTERM (128 + the signal's number, the shell's convention). A traceback is printed only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import os
+import signal
+import sys
+from pathlib import Path
+from types import TracebackType
+
+import yaml
+
+from ..errors import Terminated
+
+OK, FAILED, BAD_INPUT = 0, 1, 2
+
+# OSErrors that mean the user named the wrong thing (rather than: the system refused or failed).
+_BAD_INPUT_OS_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with its errors in the policy's one-line form (argparse prints the usage first)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def exit_code(error: BaseException) -> int:
+    if isinstance(error, Terminated):
+        return 128 + error.signum
+    if isinstance(error, KeyboardInterrupt):
+        return 128 + signal.SIGINT
+    if isinstance(error, (ValueError, yaml.YAMLError, argparse.ArgumentError, argparse.ArgumentTypeError,
+                          *_BAD_INPUT_OS_ERRORS)):
+        return BAD_INPUT  # ValueError covers the format errors, UnicodeDecodeError and json's errors
+    return FAILED
+
+
+def describe(error: BaseException) -> str:
+    """One line naming what failed, and the file and line where known."""
+    if isinstance(error, Terminated):
+        return str(error)
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    if isinstance(error, UnicodeDecodeError):
+        where = _decode_error_location(error.__traceback__)
+        text = f"not valid UTF-8 text ({error.reason} at byte {error.object[error.start:error.start + 1]!r})"
+        return f"{text} ({where})" if where else text
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"invalid YAML: {error.problem} ({mark.name}:{mark.line + 1})"
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        target = f" -> {error.filename2}" if error.filename2 is not None else ""
+        return f"{error.strerror}: {error.filename}{target}"
+    text = " ".join(str(error).split()) or type(error).__name__  # one line, however the message was wrapped
+    if exit_code(error) == FAILED and not isinstance(error, OSError):
+        return f"{type(error).__name__}: {text} (an unexpected error; --debug shows where)"
+    return text
+
+
+def report(command: str | None, error: BaseException, debug: bool) -> int:
+    """Print ``error`` as the policy's one line (with the traceback first under ``debug``); return the exit code."""
+    if debug:
+        import traceback
+
+        traceback.print_exception(error)
+    print(f"complexir{' ' + command if command else ''}: error: {describe(error)}", file=sys.stderr)
+    return exit_code(error)
+
+
+def silence_broken_pipe() -> int:
+    """``complexir evaluate ... | head``: the reader left. As Python's documentation on SIGPIPE recommends, point
+    stdout at devnull so that the interpreter's final flush does not fail again, and exit 1 without a message."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout already closed or replaced: nothing left to flush
+        pass
+    return FAILED
+
+
+def _decode_error_location(tb: TracebackType | None) -> str | None:
+    """``file:line`` of the bytes a ``UnicodeDecodeError`` stopped at: the text file open in the innermost frame
+    of the traceback, and the first line of it that is not valid UTF-8 (decoding is sequential, so that is
+    where the reader failed). Found here once, rather than in every reader of text files."""
+    handle = None
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            if isinstance(value, io.TextIOWrapper) and isinstance(getattr(value, "name", None), (str, os.PathLike)):
+                handle = value
+        tb = tb.tb_next
+    if handle is None:
+        return None
+    path = Path(handle.name)
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as raw:
+            for number, line in enumerate(raw, 1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    return f"{path}:{number}"
+    except OSError:
+        pass
+    return str(path)
