@@ -74,7 +74,7 @@ def test_out_inside_a_local_docs_file_folder_is_refused(tmp_path):
         build(tmp_path, inputs=[docs / "c.jsonl"])
 
 
-# -- only a folder the builder made is replaced -------------------------------------------------------------------------
+# -- only a folder the builder made is replaced ----------------------------------------------------------------------
 @pytest.mark.parametrize("content", [
     {"notes.txt": "my thesis"},
     {"README.md": "---\nconfigs:\n- config_name: default\n  data_files: data.csv\n---\n", "data.csv": "a\n1\n"},
@@ -108,7 +108,7 @@ def test_a_built_folder_is_replaced(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-# -- nothing is written outside --out -----------------------------------------------------------------------------------
+# -- nothing is written outside --out --------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["../../escaped", "../x", "a/b", "/abs", "", ".", "..", ".hidden", "a b", "x" * 101,
                                   "default"])
 def test_subset_names_that_are_not_plain_names_are_refused(tmp_path, name):
@@ -143,7 +143,7 @@ def test_locov1_dataset_values_that_are_not_names_stop_the_build(tmp_path, capsy
     assert not (tmp_path / "escaped").exists()
 
 
-# -- failed renames and deletions ------------------------------------------------------------------------------------------
+# -- failed renames and deletions ------------------------------------------------------------------------------------
 def test_a_previous_folder_that_cannot_be_deleted_is_named(tmp_path, monkeypatch):
     out = build(tmp_path / "out", n_docs=3)
     monkeypatch.setattr(atomic, "remove_tree", lambda path: f"{path}/data: Permission denied")
