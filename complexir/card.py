@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from .errors import LayoutError
 from .schema import CORPUS, CORPUS_SPLIT, config_name, size_category
 
 
@@ -36,14 +37,26 @@ class CardInfo:
 
 
 def read_front_matter(readme: Path) -> dict[str, Any]:
-    """The YAML front matter of a README.md, or {} when it has none."""
-    text = readme.read_text(encoding="utf-8")
+    """The YAML front matter of a README.md, or {} when it has none. Invalid YAML, or YAML that is not a
+    mapping, is a ``LayoutError`` naming the file and line."""
+    text = readme.read_text(encoding="utf-8-sig")
     if not text.startswith("---\n"):
         return {}
     end = text.find("\n---", 4)
     if end < 0:
         return {}
-    return yaml.safe_load(text[4:end]) or {}
+    try:
+        meta = yaml.safe_load(text[4:end])
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{readme}:{mark.line + 2}" if mark is not None else str(readme)  # +2: 0-based, after '---'
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise LayoutError(f"{where}: invalid YAML front matter: {problem}") from None
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise LayoutError(f"{readme}: the YAML front matter must be a mapping of keys, got a {type(meta).__name__}")
+    return meta
 
 
 def _template_text(info: CardInfo) -> str:

@@ -20,6 +20,8 @@ from mteb.models.model_meta import ModelMeta
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
 
+from .upstream.release import local_folder
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -61,7 +63,7 @@ def load_model(
     if name_or_path in (None, "", "default", DEFAULT_MODEL):  # the packaged copy is that exact revision
         folder = default_model_path()
         meta = mteb.get_model_meta(DEFAULT_MODEL)
-    elif name_or_path is not None and Path(name_or_path).expanduser().is_dir():
+    elif local_folder(name_or_path, "--model") is not None:  # a path that is not a folder fails here
         folder = Path(name_or_path).expanduser().resolve()
         meta = None
     else:  # a Hub model: mteb's own loader (downloads, or reads the Hugging Face cache offline)

@@ -144,9 +144,13 @@ def merge_card(card_path: Path | None, run: ModelRun, results: list[Any], sectio
     """The card with our model-index entries merged in (same task/dataset/config/split/metric replaced)."""
     from huggingface_hub import ModelCard, ModelCardData
 
-    if card_path is not None:
+    if card_path is not None and card_path.is_dir():
+        raise IsADirectoryError(f"--card {card_path}: a folder; expected a model card file (README.md)")
+    if card_path is not None and card_path.exists():
         card = ModelCard.load(card_path)  # a local path: no network
-    else:
+    else:  # no card yet (or --card names one that does not exist yet): a new one
+        if card_path is not None:
+            logger.info("%s does not exist yet: starting a new model card", card_path)
         card = ModelCard(f"---\n{ModelCardData().to_yaml()}\n---\n\n# {run.model}\n")
     existing = list(card.data.eval_results or [])
     ours = {_result_key(r) for r in results}

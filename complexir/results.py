@@ -123,7 +123,18 @@ def _meta_of(folder: Path) -> Any | None:
     meta_file = folder / "model_meta.json"
     if not meta_file.is_file():
         return None
-    return ModelMeta.model_construct(**json.loads(meta_file.read_text(encoding="utf-8")))
+    payload = _read_json(meta_file)
+    if not isinstance(payload, dict):
+        raise ValueError(f"{meta_file}: expected a JSON object")
+    return ModelMeta.model_construct(**payload)
+
+
+def _read_json(file: Path) -> Any:
+    """The JSON in ``file``; a truncated or broken file is a ``ValueError`` naming the file and line."""
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{file}:{error.lineno}: not valid JSON ({error.msg}; truncated?)") from None
 
 
 def _select(folders: list[_ResultFolder], model: str) -> list[_ResultFolder]:
@@ -181,7 +192,12 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
     for file in sorted(folder.glob("*.json")):
         if file.name == "model_meta.json":
             continue
-        result = TaskResult.from_disk(file)
+        _read_json(file)  # a truncated or broken file is named here, with its line
+        try:
+            result = TaskResult.from_disk(file)
+        except (ValueError, KeyError, TypeError) as error:  # pydantic's ValidationError is a ValueError
+            message = " ".join(str(error).split())[:300]
+            raise ValueError(f"{file}: not an MTEB result file ({type(error).__name__}: {message})") from None
         run.task_results[result.task_name] = result
     # complexir run's per_query/ mirrors results/ (experiments included); a folder may also hold its own.
     candidates = []
@@ -191,7 +207,7 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
     candidates.append(folder / PER_QUERY_FOLDER)
     for per_query_dir in candidates:
         for file in sorted(per_query_dir.glob("*.json")) if per_query_dir.is_dir() else []:
-            payload = json.loads(file.read_text(encoding="utf-8"))
+            payload = _read_json(file)
             try:
                 run.per_query[payload["task"]] = payload["scores"]
             except (KeyError, TypeError) as error:

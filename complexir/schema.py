@@ -27,12 +27,15 @@ SPLITS = ("test", "validation")
 # Subset and split names become folder and file names (``data/<subset>/<kind>-<split>.parquet``): letters,
 # digits, ``_`` and ``-`` only, so that no name can reach outside the folder (``..``, ``/``) or hide a file.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+# Split names: no "-" either, as `datasets` requires.
+SPLIT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]{0,99}")
 
 
 def check_name(name: object, what: str) -> str:
     """``name`` if it is a valid subset (``what="subset"``) or split name, else a ``LayoutError``."""
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-        raise LayoutError(f"{what} name {name!r}: expected 1-100 letters, digits, '_' or '-', starting with a "
+    pattern, chars = (SPLIT_PATTERN, "'_'") if what == "split" else (NAME_PATTERN, "'_' or '-'")
+    if not isinstance(name, str) or not pattern.fullmatch(name):
+        raise LayoutError(f"{what} name {name!r}: expected 1-100 letters, digits, {chars}, starting with a "
                           "letter or digit (it becomes a folder or file name)")
     return name
 

@@ -30,6 +30,43 @@ def parse_config_name(name: str) -> tuple[str | None, str]:
     raise LayoutError(f"config {name!r}: expected '<subset>-<kind>' with kind one of {KINDS}")
 
 
+def _data_files(readme: Path, name: str, value: Any) -> dict[str, list[str]]:
+    """A config's ``data_files`` in any form ``datasets`` accepts (a pattern, a list of patterns, or a list of
+    ``{split, path}`` with ``path`` a pattern or a list of them) as split → patterns; a bare pattern or list
+    is the split ``train``, as in ``datasets``."""
+    def patterns(path: Any, where: str) -> list[str]:
+        items = [path] if isinstance(path, str) else path
+        if not isinstance(items, list) or not items or not all(isinstance(p, str) and p for p in items):
+            raise LayoutError(f"{readme}: config {name!r}{where}: expected a path pattern or a list of them, "
+                              f"got {path!r:.80}")
+        return items
+
+    if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+        return {"train": patterns(value, "")}
+    if not isinstance(value, list) or not value:
+        raise LayoutError(f"{readme}: config {name!r}: 'data_files' must be a pattern, a list of patterns or a list "
+                          f"of {{split, path}}, got {value!r:.80}")
+    splits: dict[str, list[str]] = {}
+    for entry in value:
+        if not isinstance(entry, dict) or not isinstance(entry.get("split"), str) or "path" not in entry:
+            raise LayoutError(f"{readme}: config {name!r}: each data_files entry needs 'split' and 'path', got "
+                              f"{entry!r:.80}")
+        splits[entry["split"]] = patterns(entry["path"], f" split {entry['split']!r}")
+    return splits
+
+
+def _files_inside(folder: Path, readme: Path, where: str, pattern: str) -> list[Path]:
+    """The files ``pattern`` matches, all inside ``folder``: a pattern or a link reaching outside is refused."""
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise LayoutError(f"{readme}: {where}: path {pattern!r} points outside the folder")
+    root = folder.resolve()
+    paths = sorted(Path(p) for p in glob.glob(str(folder / pattern), recursive=True))
+    for path in paths:
+        if not path.resolve().is_relative_to(root):
+            raise LayoutError(f"{readme}: {where}: {path} is a link to {path.resolve()}, outside the folder")
+    return [p for p in paths if p.is_file()]
+
+
 def configs(folder: Path) -> dict[tuple[str | None, str], dict[str, list[Path]]]:
     """(subset, kind) → split → parquet files, from the README's ``configs`` list."""
     readme = folder / "README.md"
@@ -38,16 +75,25 @@ def configs(folder: Path) -> dict[tuple[str | None, str], dict[str, list[Path]]]
     meta = read_front_matter(readme)
     if not meta.get("configs"):
         raise LayoutError(f"{readme}: no 'configs' in the YAML front matter")
+    if not isinstance(meta["configs"], list):
+        raise LayoutError(f"{readme}: 'configs' must be a list of {{config_name, data_files}} entries (datasets "
+                          f"reads no other form), got a {type(meta['configs']).__name__}")
     out: dict[tuple[str | None, str], dict[str, list[Path]]] = {}
     for entry in meta["configs"]:
-        key = parse_config_name(entry["config_name"])
+        if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
+            raise LayoutError(f"{readme}: each configs entry needs a 'config_name', got {entry!r:.80}")
+        name = entry["config_name"]
+        key = parse_config_name(name)
+        if key in out:
+            raise LayoutError(f"{readme}: config {name!r} listed twice")
         splits: dict[str, list[Path]] = {}
-        for df in entry["data_files"]:
-            paths = sorted(Path(p) for p in glob.glob(str(folder / df["path"])))
+        for split, split_patterns in _data_files(readme, name, entry.get("data_files")).items():
+            where = f"config {name!r} split {split!r}"
+            paths = sorted({p for pattern in split_patterns for p in _files_inside(folder, readme, where, pattern)})
             if not paths:
-                raise LayoutError(f"{readme}: config {entry['config_name']!r} split {df['split']!r}: "
-                                  f"no file matches {df['path']!r}")
-            splits[df["split"]] = paths
+                shown = split_patterns[0] if len(split_patterns) == 1 else split_patterns
+                raise LayoutError(f"{readme}: {where}: no file matches {shown!r}")
+            splits[split] = paths
         out[key] = splits
     return out
 
@@ -68,6 +114,18 @@ def _check_schema(path: Path, kind: str) -> pa.Schema:
             raise LayoutError(f"{path}: column {field.name!r} has type {schema.field(field.name).type}, "
                               f"expected {field.type}")
     return schema
+
+
+def _read_every_row(path: Path) -> None:
+    """Decode every column of every row (as ``load_dataset`` will), so that corrupt pages or invalid UTF-8 in a
+    column the checks below do not read are found here, with the file and the rows read before them."""
+    rows = 0
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536):
+            batch.validate(full=True)
+            rows += batch.num_rows
+    except _READ_ERRORS as error:
+        raise LayoutError(f"{path}: unreadable after row {rows} ({error})") from error
 
 
 def _rows(paths: list[Path], columns: list[str]) -> Iterator[tuple[Path, int, tuple[Any, ...]]]:
@@ -101,15 +159,23 @@ def _check_reference(path: Path, row: int, value: str, known: set[str], column: 
         raise LayoutError(f"{path}, row {row}: {column} {value!r} does not exist")
 
 
-def validate_folder(folder: str | Path) -> dict[str, dict[str, Any]]:
-    """Validate ``folder``; return per-subset counts. Raises ``LayoutError`` naming the file and row."""
+def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, dict[str, Any]]:
+    """Validate ``folder``; return per-subset counts. Raises ``LayoutError`` naming the file and row.
+
+    ``every_row`` also decodes every column of every file, as ``load_dataset`` does; the writer, checking files
+    it has just written with pyarrow, skips that.
+    """
     folder = Path(folder)
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{folder}: not a folder" if folder.exists() else f"{folder}: no such folder")
     found = configs(folder)
     by_subset: dict[str | None, dict[str, dict[str, list[Path]]]] = defaultdict(dict)
     for (subset, kind), splits in found.items():
         for paths in splits.values():
             for p in paths:
                 _check_schema(p, kind)
+                if every_row:
+                    _read_every_row(p)
         by_subset[subset][kind] = splits
 
     report: dict[str, dict[str, Any]] = {}

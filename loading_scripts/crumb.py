@@ -160,6 +160,8 @@ def _cast_label(value: Any, path: Path, lineno: int, key: str, doc: str) -> int:
         raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} must be a finite number, got {value!r}")
     if value < 0:
         raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} is negative ({value})")
+    if value >= 2**31:  # the layout's score column is int32
+        raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} is too large ({value})")
     return int(value)  # the official crumb_eval casts with int(): 0.5 -> 0, 1.5 -> 1
 
 

@@ -126,22 +126,28 @@ def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, object]]]:
         return
     # CSV follows RFC 4180 (quoted fields may span lines); TSV is the plain tab-separated convention, no
     # quoting, so a stray '"' inside a text stays text.
+    # The csv module refuses fields over 131,072 characters by default; a whole document is longer than that.
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = (csv.reader(handle) if kind == "csv"
                   else csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+        start = 1
         try:
-            header = next(reader)
-        except StopIteration:
-            return
-        header = [h.strip() for h in header]
-        start = reader.line_num + 1
-        for fields in reader:
-            if fields and any(f.strip() for f in fields):
-                if len(fields) != len(header):
-                    raise UpstreamFormatError(
-                        path, start, f"{len(fields)} fields where the header has {len(header)} ({header})")
-                yield start, dict(zip(header, fields, strict=True))
+            try:
+                header = next(reader)
+            except StopIteration:
+                return
+            header = [h.strip() for h in header]
             start = reader.line_num + 1
+            for fields in reader:
+                if fields and any(f.strip() for f in fields):
+                    if len(fields) != len(header):
+                        raise UpstreamFormatError(
+                            path, start, f"{len(fields)} fields where the header has {len(header)} ({header})")
+                    yield start, dict(zip(header, fields, strict=True))
+                start = reader.line_num + 1
+        except csv.Error as error:  # e.g. a NUL byte, or an unclosed quote at the end of the file
+            raise UpstreamFormatError(path, start, f"not valid {kind.upper()}: {error}") from None
 
 
 def _from_path(relative: Path) -> tuple[str | None, str | None]:

@@ -137,10 +137,10 @@ def test_cli_diversity_fixture(capsys):
 def test_cli_errors(capsys, tmp_path):
     d = FIX / "diversity"
     rc, _, err = _cli(capsys, d / "qrels.txt", d / "run.txt", "-m", "alpha_nDCG@20")
-    assert rc == 1 and "--nuggets" in err
+    assert rc == 2 and "--nuggets" in err
     rc, _, err = _cli(capsys, d / "qrels.txt", d / "run.txt", "-m", "nDCG@x")
-    assert rc == 1 and "nDCG@x" in err
+    assert rc == 2 and "nDCG@x" in err
     bad = tmp_path / "run.txt"
     bad.write_text("1 Q0 d1 1 NaN tag\n")
     rc, _, err = _cli(capsys, d / "qrels.txt", bad)
-    assert rc == 1 and "run.txt:1" in err
+    assert rc == 2 and "run.txt:1" in err

@@ -54,7 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--denominator", choices=("supported", "all"), default="supported",
         help="StRecall denominator: nuggets with a supporting doc (ndeval, default) or every listed nugget",
     )
-    parser.add_argument("--digits", type=int, default=6, help="decimal places printed (6)")
+    parser.add_argument("--digits", type=_digits, default=6, help="decimal places printed, 0-17 (6)")
     parser.set_defaults(func=run)
 
 
@@ -96,3 +96,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{name}\t{qid}\t{fmt.format(value)}")
         print(f"{name}\tall\t{fmt.format(means[name])}")
     return 0
+
+
+def _digits(text: str) -> int:
+    """``--digits``: 0 to 17 (a float64 has no more significant decimals to print)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= 17:
+        raise argparse.ArgumentTypeError(f"expected 0 to 17, got {value}")
+    return value

@@ -44,7 +44,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", default=None,
                         help="Hub model name or local SentenceTransformer folder (default: packaged all-MiniLM-L6-v2)")
     parser.add_argument("--model-name", default=None, help="file results under this model name")
-    parser.add_argument("--max-seq-length", type=int, default=None, help="override the model's max sequence length")
+    parser.add_argument("--max-seq-length", type=positive_int, default=None,
+                        help="override the model's max sequence length (tokens, at least 1)")
     parser.add_argument("--benchmark", action="append", default=None, metavar="NAME",
                         help="a registered benchmark, e.g. CRUMB, IRSC, LoCoV1 or CoverageBench (repeatable; "
                              "default: all)")
@@ -54,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "else the demo benchmarks); 'hub' reads the Hub repos named in the tasks' metadata")
     parser.add_argument("--split", action="append", default=None, help="evaluation split(s) (default: test)")
     parser.add_argument("--output", default="results", help="results folder (default: ./results)")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="embedding cache (MTEB's CachedEmbeddingWrapper), one folder per model, revision and "
                              "max sequence length: a rerun with the same ones encodes nothing")
@@ -149,7 +150,25 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _check_folder_option(option: str, value: str | None) -> None:
+    """A folder option that names an existing file fails now, not after the model has encoded for an hour."""
+    if value is not None and Path(value).expanduser().exists() and not Path(value).expanduser().is_dir():
+        raise NotADirectoryError(f"{option} {value}: not a folder")
+
+
 def run(args: argparse.Namespace) -> int:
+    for option, value in (("--cache", args.cache), ("--output", args.output)):
+        _check_folder_option(option, value)
     import mteb
     from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 

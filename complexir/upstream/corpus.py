@@ -7,6 +7,7 @@ looking up a pool of ids uses ir_datasets' docstore when the source has one, els
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,8 @@ def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
         return CorpusSource("hf", repo, config or None)
     if kind in ("jsonl", "trec"):
         path = _local_path(rest, base)
+        if not path.is_file():
+            raise FileNotFoundError(f"--docs {spec}: {'not a file' if path.exists() else 'no such file'}")
         return CorpusSource(kind, str(path), shown=_shown(path, base))
     path = _local_path(spec, base)
     if path.exists():
@@ -53,7 +56,25 @@ def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
         ir_datasets.registry[spec]
         return CorpusSource("irds", spec)
     except KeyError:
-        return CorpusSource("hf", spec)
+        pass
+    if _looks_like_a_file(spec):  # a mistyped file name, not an id to look up on the Hub
+        raise FileNotFoundError(f"--docs {spec}: no such file (nor an ir_datasets id)")
+    return CorpusSource("hf", spec)
+
+
+def _looks_like_a_file(spec: str) -> bool:
+    """A ``--docs`` value that ir_datasets does not know and that can only mean a local file: a path (``./x``,
+    ``/x``, ``~/x``), a name with a file suffix (``docs.jsonl``), or anything that is not a valid Hub id."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    if spec.startswith((".", "/", "~")) or re.search(r"\.(jsonl|json|trec|txt|tsv|csv|gz|xml)$", spec):
+        return True
+    try:
+        validate_repo_id(spec)
+    except HFValidationError:
+        return True
+    return False
 
 
 def _local_path(text: str, base: Path | None) -> Path:
@@ -90,8 +111,15 @@ def _row_from_mapping(row: dict[str, Any], where: str) -> dict[str, str]:
     if doc_id is None or text is None:
         raise UpstreamFormatError(where, None, f"a document needs one of {ID_FIELDS} and one of {TEXT_FIELDS}; "
                                                f"got fields {sorted(row)}")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise UpstreamFormatError(where, None, f"document id must be a string or an integer, got "
+                                               f"{type(doc_id).__name__} {doc_id!r:.60}")
     title = row.get("title") or ""
-    return {"id": str(doc_id), "title": str(title), "text": str(text)}
+    for name, value in (("text", text), ("title", title)):
+        if not isinstance(value, str):  # str() of a list would store its Python repr as the text
+            raise UpstreamFormatError(where, None, f"document {doc_id!r}: {name} must be a string, got "
+                                                   f"{type(value).__name__} {value!r:.60}")
+    return {"id": str(doc_id), "title": title, "text": text}
 
 
 def _row_from_irds(doc: Any) -> dict[str, str]:
@@ -159,10 +187,16 @@ def pooled_documents(source: CorpusSource, wanted: set[str], progress: bool = Tr
     else:
         bar = tqdm(iter_documents(source), desc=f"scanning {source}", unit="doc", disable=not progress,
                    mininterval=1.0)
-        for row in bar:
-            if row["id"] in wanted and row["id"] not in found:
+        for number, row in enumerate(bar, 1):
+            if row["id"] not in wanted:
+                continue
+            first = found.get(row["id"])
+            if first is None:
                 found[row["id"]] = row
                 if len(found) == len(wanted):
                     break
+            elif first != row:  # keeping either one silently would make the judgments point at unknown text
+                raise UpstreamFormatError(str(source), None, f"document {row['id']!r} appears twice with different "
+                                                             f"text or title (the second time as document {number})")
         bar.close()
     return [found[d] for d in sorted(found)]
