@@ -78,15 +78,15 @@ def test_stage_dir_keeps_the_staged_copy(metric_folder, tmp_path, capsys):
     assert "complexir.metrics" not in staged.split("_DESCRIPTION")[0].split('"""', 2)[2]
     assert "complexir" not in (stage / "requirements.txt").read_text()
     assert (stage / "README.md").read_bytes() == (metric_folder / "README.md").read_bytes()
-    # a non-empty staging folder is refused, not overwritten
-    assert main(["push", str(metric_folder), "--repo", "org/alpha_ndcg", "--dry-run", "--stage-dir", str(stage)]) == 1
+    # a non-empty staging folder is refused (bad input: exit 2), not overwritten
+    assert main(["push", str(metric_folder), "--repo", "org/alpha_ndcg", "--dry-run", "--stage-dir", str(stage)]) == 2
 
 
 def test_other_folders_are_refused(tmp_path):
     (tmp_path / "README.md").write_text("# just a readme\n")
     with pytest.raises(ValueError, match="neither a benchmark folder"):
         plan_push(tmp_path)
-    assert main(["push", str(tmp_path / "missing"), "--repo", "o/n", "--dry-run"]) == 1
+    assert main(["push", str(tmp_path / "missing"), "--repo", "o/n", "--dry-run"]) == 2  # bad input
 
 
 def test_push_calls_the_hub_with_the_right_repo_type(metric_folder, monkeypatch):

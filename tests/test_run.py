@@ -69,9 +69,9 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
 
 
 def test_run_rejects_unknown_names(capsys):
-    assert main(["run", "--benchmark", "NoSuchBench"]) == 1
+    assert main(["run", "--benchmark", "NoSuchBench"]) == 2  # bad input
     assert "unknown benchmark" in capsys.readouterr().err
-    assert main(["run", "--task", "NoSuchTask"]) == 1
+    assert main(["run", "--task", "NoSuchTask"]) == 2
     assert "unknown task" in capsys.readouterr().err
 
 
