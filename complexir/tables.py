@@ -10,14 +10,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from complexir.metrics.measures import measure_label
 from complexir.results import ModelRun
 from complexir.significance import N_RESAMPLES
 
-METRIC_LABELS = {
-    "ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10", "recall_at_100": "R@100",
-    "map_at_10": "MAP@10", "mrr_at_10": "MRR@10", "alpha_ndcg_at_20": "α-nDCG@20",
-    "strecall_at_20": "StRecall@20", "doc_token_share_seen": "tokens seen",
-}
+# Labels of the score keys that are not measures; a measure's label comes from the measure registry.
+METRIC_LABELS = {"doc_token_share_seen": "tokens seen"}
 SECTION_START = "<!-- complexir-report:start -->"
 SECTION_END = "<!-- complexir-report:end -->"
 
@@ -36,8 +34,9 @@ class Row:
 
 
 def metric_label(metric: str) -> str:
-    """A metric's table label (``ndcg_at_10`` → ``nDCG@10``); an unknown key is shown as it is."""
-    return METRIC_LABELS.get(metric, metric)
+    """A metric's table label (``ndcg_at_10`` → ``nDCG@10``, from the measure registry); an unknown key is shown
+    as it is."""
+    return METRIC_LABELS.get(metric) or measure_label(metric)
 
 
 def fmt_score(value: Any, digits: int = 4) -> str:

@@ -19,13 +19,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .measures import Measure, parse_measure
-from .ranking import dedupe_rankings
+from .ranking import dedupe_rankings, index_within_runs
 
-__all__ = ["DEFAULT_ADHOC_MEASURES", "adhoc_per_query", "check_labels"]
+__all__ = ["DEFAULT_ADHOC_MEASURES", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "check_labels"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ADHOC_MEASURES = ("nDCG@10", "R@100", "AP@10")
+UNJUDGED = -1  # label of a ranked doc without judgment (trec_eval: RELVALUE_NONPOOL)
 
 
 def check_labels(where: str, judged: Mapping[str, object]) -> np.ndarray:
@@ -73,11 +74,8 @@ def adhoc_per_query(
     qids = list(qrels)
     depth = None if any(m.cutoff is None for m in parsed) else max((m.cutoff or 0) for m in parsed)
     ranked = dedupe_rankings(rankings, qids, depth)
-    nq = len(qids)
-    width = depth if depth is not None else max((len(r) for r in ranked.values()), default=0)
-    width = max(width, 1)
-
-    labels = np.zeros((nq, width), dtype=np.int64)  # labels of the ranked docs, 0 = unjudged/non-rel
+    width = max((len(r) for r in ranked.values()), default=0)  # never more than the run holds, whatever k
+    labels = np.full((len(qids), max(width, 1)), UNJUDGED, dtype=np.int64)
     judged_labels: list[np.ndarray] = []
     for i, qid in enumerate(qids):
         judged = qrels[qid]
@@ -85,59 +83,81 @@ def adhoc_per_query(
         docs = ranked[qid]
         if docs:
             get = judged.get
-            labels[i, : len(docs)] = [get(d, 0) for d in docs]
-
-    no_rel = [q for q, lab in zip(qids, judged_labels, strict=True) if not (lab >= 1).any()]
-    if no_rel:
-        logger.warning(
-            "%d query(ies) have no relevant document in the qrels (e.g. %s); they score 0",
-            len(no_rel), ", ".join(map(repr, no_rel[:5])),
-        )
+            labels[i, : len(docs)] = [get(d, UNJUDGED) for d in docs]
     missing = [q for q in qids if q not in rankings]
     if missing:
         logger.info("%d query(ies) of the qrels are missing from the run; they score 0", len(missing))
+    judged_topic = np.repeat(np.arange(len(qids)), [len(lab) for lab in judged_labels])
+    judged_label = np.concatenate(judged_labels) if judged_labels else np.zeros(0, np.int64)
+    values = adhoc_scores(labels, judged_topic, judged_label, parsed, qids)
+    return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}
 
+
+def adhoc_scores(
+    labels: np.ndarray,
+    judged_topic: np.ndarray,
+    judged_label: np.ndarray,
+    measures: Sequence[str | Measure],
+    qids: Sequence[str],
+) -> dict[str, np.ndarray]:
+    """The maths on arrays: measure name -> one value per query (in ``qids`` order).
+
+    ``labels`` is (queries, ranks): the label of the doc at each rank, :data:`UNJUDGED` (-1) for an
+    unjudged doc or past the end of the ranking (duplicates already removed). ``judged_topic`` and
+    ``judged_label`` list every judgment as (query index, label >= 0). trec_eval's rules: a doc is
+    relevant when judged with label >= rel (so ``rel=0`` counts every judged doc, never an unjudged one);
+    nDCG's gain is the label and its ideal comes from the judged labels.
+    """
+    parsed = _parse_all(list(measures), "adhoc")
+    nq, width = labels.shape
+    if len(judged_topic) and not (judged_label >= 1).all():
+        has_rel = np.bincount(judged_topic, weights=judged_label >= 1, minlength=nq) > 0
+    else:
+        has_rel = np.bincount(judged_topic, minlength=nq) > 0
+    if not has_rel.all():
+        no_rel = np.flatnonzero(~has_rel)[:5].tolist()
+        logger.warning(
+            "%d query(ies) have no relevant document in the qrels (e.g. %s); they score 0",
+            int((~has_rel).sum()), ", ".join(repr(qids[i]) for i in no_rel),
+        )
     ranks = np.arange(1, width + 1, dtype=np.float64)
+    gains_all = np.maximum(labels, 0).astype(np.float64)
     num_rel_cache: dict[int, np.ndarray] = {}
 
     def num_rel(t: int) -> np.ndarray:
         if t not in num_rel_cache:
-            num_rel_cache[t] = np.array([int((lab >= t).sum()) for lab in judged_labels], dtype=np.float64)
+            num_rel_cache[t] = np.bincount(judged_topic, weights=judged_label >= t, minlength=nq).astype(np.float64)
         return num_rel_cache[t]
 
-    ideal_cache: dict[int, np.ndarray] = {}
+    # Judged positive labels, each query's sorted descending: position within its query = ideal rank.
+    pos = judged_label > 0
+    order = np.lexsort((-judged_label[pos], judged_topic[pos]))
+    ideal_topic = judged_topic[pos][order]
+    ideal_label = judged_label[pos][order].astype(np.float64)
+    ideal_rank = index_within_runs(ideal_topic)
+    most_positive = int(ideal_rank.max()) + 1 if len(ideal_rank) else 0
 
-    def ideal(k: int) -> np.ndarray:
-        if k not in ideal_cache:
-            mat = np.zeros((nq, k), dtype=np.float64)
-            for i, lab in enumerate(judged_labels):
-                top = np.sort(lab[lab > 0])[::-1][:k]
-                mat[i, : len(top)] = top
-            ideal_cache[k] = mat
-        return ideal_cache[k]
+    def ideal_dcg(k: int) -> np.ndarray:
+        cols = max(min(k, most_positive), 1)  # ranks past the last positive judgment add nothing
+        keep = ideal_rank < cols
+        mat = np.zeros((nq, cols))
+        mat[ideal_topic[keep], ideal_rank[keep]] = ideal_label[keep]
+        return mat @ (1.0 / np.log2(np.arange(2, cols + 2, dtype=np.float64)))
 
     def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         out = np.zeros_like(num, dtype=np.float64)
         np.divide(num, den, out=out, where=den > 0)
         return out
 
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, np.ndarray] = {}
     for m in parsed:
         k = m.cutoff if m.cutoff is not None else width
-        kk = min(k, width)
+        kk = min(k, width)  # a cutoff past the longest ranking reads the whole ranking: no allocation for k
         t = int(m.params.get("rel", 1))
         rel = labels[:, :kk] >= t
         if m.family == "nDCG":
-            gains = labels[:, :kk].astype(np.float64)
-            disc = 1.0 / np.log2(ranks[:kk] + 1.0)
-            dcg = gains @ disc
-            if m.cutoff is None:
-                kk_ideal = max((int((lab > 0).sum()) for lab in judged_labels), default=0) or 1
-            else:
-                kk_ideal = k
-            ideal_gains = ideal(kk_ideal)
-            idisc = 1.0 / np.log2(np.arange(2, kk_ideal + 2, dtype=np.float64))
-            values = safe_div(dcg, ideal_gains @ idisc)
+            dcg = gains_all[:, :kk] @ (1.0 / np.log2(ranks[:kk] + 1.0))
+            values = safe_div(dcg, ideal_dcg(most_positive if m.cutoff is None else k))
         elif m.family == "R":
             values = safe_div(rel.sum(axis=1).astype(np.float64), num_rel(t))
         elif m.family == "P":
@@ -150,7 +170,7 @@ def adhoc_per_query(
             values = np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
         else:  # pragma: no cover - parse_measure guards this
             raise ValueError(m.name)
-        results[m.name] = dict(zip(qids, values.tolist(), strict=True))
+        results[m.name] = values
     return results
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from .adhoc import _parse_all, check_labels
 from .measures import Measure
-from .ranking import dedupe_rankings
+from .ranking import dedupe_rankings, index_within_runs
 
 __all__ = ["DEFAULT_COVERAGE_MEASURES", "coverage_per_query"]
 
@@ -112,14 +112,6 @@ def _read_judgments(judgments: Mapping, qids: list) -> _Judged:
     )
 
 
-def _index_within_runs(groups: np.ndarray) -> np.ndarray:
-    """Position of each element within its run of equal neighbours: [5, 5, 2, 2, 2] -> [0, 1, 0, 1, 2]."""
-    idx = np.arange(len(groups))
-    starts = np.ones(len(groups), dtype=bool)
-    starts[1:] = groups[1:] != groups[:-1]
-    return idx - np.maximum.accumulate(np.where(starts, idx, 0))
-
-
 def _build_pool(jd: _Judged, ranked_docs: list, ranked_lens: np.ndarray, rel: int) -> _Pool:
     """Binarise at ``rel``; index every topic's pool and its ranked positive docs as flat arrays."""
     ntop = len(jd.nuggets_per_topic)
@@ -167,7 +159,7 @@ def _build_pool(jd: _Judged, ranked_docs: list, ranked_lens: np.ndarray, rel: in
         nrel_sub=support[supported],
         sup_start=sup_start,
         hit_topic=ranked_topic[hit],
-        hit_rank=_index_within_runs(ranked_topic)[hit],
+        hit_rank=index_within_runs(ranked_topic)[hit],
         hit_row=ranked_row[hit],
     )
 
@@ -175,6 +167,29 @@ def _build_pool(jd: _Judged, ranked_docs: list, ranked_lens: np.ndarray, rel: in
 def _powers(base: float, n: int) -> np.ndarray:
     """base**0 .. base**n by repeated multiplication, the way ndeval accumulates them."""
     return np.cumprod(np.concatenate(([1.0], np.full(n, base))))
+
+
+def _discounts(start: int, stop: int, log_discount: bool) -> np.ndarray:
+    """Discounts of 0-based ranks start..stop-1: 1/log2(rank + 2) (alpha-DCG) or 1/(rank + 1) (ERR-IA)."""
+    ranks = np.arange(start, stop, dtype=np.float64)
+    return np.log(2.0) / np.log(ranks + 2.0) if log_discount else 1.0 / (ranks + 1.0)
+
+
+def _ideal_ideal(base: float, k: int, log_discount: bool, chunk: int = 1 << 20) -> float:
+    """sum_{r<k} base**r * discount(r): the "every nugget at every rank" normaliser of alpha_DCG and ERR_IA.
+
+    In chunks, so that a huge k costs time, not memory, and stopping once base**r has underflowed to 0.
+    """
+    if k <= chunk:
+        return float(_powers(base, k - 1) @ _discounts(0, k, log_discount))
+    total, start, scale = 0.0, 0, 1.0
+    while start < k and scale > 0.0:
+        stop = min(k, start + chunk)
+        powers = scale * _powers(base, stop - start - 1)
+        total += float(powers @ _discounts(start, stop, log_discount))
+        scale = float(powers[-1] * base)
+        start = stop
+    return total
 
 
 def _greedy_ideal(
@@ -305,7 +320,7 @@ def _score_chunk(
     avail = np.arange(ndoc)[None, :] < ndocs[:, None]
     nrel_sub = np.zeros((ntop, max(nnug, 1)))
     nug_t = np.repeat(np.arange(ntop), nn)
-    nug_j = _index_within_runs(nug_t)  # column of each of the chunk's nuggets within its topic
+    nug_j = index_within_runs(nug_t)  # column of each of the chunk's nuggets within its topic
     nrel_sub[nug_t, nug_j] = pool.nrel_sub[np.repeat(pool.sup_start[chunk], nn) + nug_j]
     actual = nn.astype(np.float64)
     listed = pool.listed[chunk].astype(np.float64)
@@ -314,7 +329,7 @@ def _score_chunk(
     hit_t = local[pool.hit_topic]
     sel = hit_t >= 0
     hit_t = hit_t[sel]
-    slot = _index_within_runs(hit_t)  # a topic's hits are contiguous: the flat arrays go topic by topic
+    slot = index_within_runs(hit_t)  # a topic's hits are contiguous: the flat arrays go topic by topic
     rmax = int(np.bincount(hit_t, minlength=ntop).max(initial=0))
     big = 1 << 40
     rpos = np.full((ntop, max(rmax, 1)), big, dtype=np.int64)
@@ -334,13 +349,12 @@ def _score_chunk(
         np.divide(num, den, out=out, where=mask)
         return out
 
-    max_k = max((m.cutoff or 0) for m in group)
     gains_cache: dict[float, np.ndarray] = {}
     ideal_cache: dict[float, np.ndarray] = {}
     pool_docs = pt[:, :, :ndoc] if ndoc else None
 
     def wpow(a: float) -> np.ndarray:
-        return _powers(1.0 - a, max(rmax, ndoc, max_k) + 1)
+        return _powers(1.0 - a, max(rmax, ndoc) + 1)  # indexed by coverage counts <= rmax
 
     def run_gains(a: float) -> np.ndarray:
         if a not in gains_cache:
@@ -364,18 +378,15 @@ def _score_chunk(
         top = valid & (rpos < k) if k else valid
         fam = m.family
         if fam in ("alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA"):
-            if fam in ("alpha_DCG", "alpha_nDCG"):
-                disc_run = np.log(2.0) / np.log(rpos_c + 2.0)
-                disc_k = np.log(2.0) / np.log(np.arange(k) + 2.0)
-            else:
-                disc_run = 1.0 / rank1
-                disc_k = 1.0 / (np.arange(k) + 1.0)
+            log_discount = fam in ("alpha_DCG", "alpha_nDCG")
+            disc_run = np.log(2.0) / np.log(rpos_c + 2.0) if log_discount else 1.0 / rank1
             raw = (run_gains(a) * disc_run * top).sum(axis=1)
             if fam in ("alpha_nDCG", "nERR_IA"):
-                ideal = ideal_gains(a, k) @ disc_k
+                steps = min(k, max(ndoc, 1))  # the ideal has no gain past the pool: no allocation for k
+                ideal = ideal_gains(a, steps) @ _discounts(0, steps, log_discount)
                 out[m.name] = div(raw, ideal, raw > 0)
             else:
-                ideal_ideal = actual * float(_powers(1.0 - a, k - 1) @ disc_k) if k >= 2 else np.ones(ntop)
+                ideal_ideal = actual * _ideal_ideal(1.0 - a, k, log_discount) if k >= 2 else np.ones(ntop)
                 out[m.name] = div(raw, ideal_ideal, has_sub)
         elif fam == "StRecall":
             covered = (run * top[:, :, None]).any(axis=1).sum(axis=1).astype(np.float64)

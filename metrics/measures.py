@@ -1,4 +1,9 @@
-"""Measure-name parsing, in ir_measures' spelling (``nDCG@10``, ``alpha_nDCG(alpha=0.9)@20``).
+"""The measure registry and measure-name parsing, in ir_measures' spelling (``nDCG@10``, ``alpha_nDCG(alpha=0.9)@20``).
+
+Every measure family is declared once in :data:`FAMILIES`: its ir_measures name, whether it is ad hoc
+(trec_eval) or coverage (ndeval), its cutoff rule and parameters, the stem of its MTEB score key
+(``alpha_nDCG@20`` ↔ ``alpha_ndcg_at_20``) and of its table label (``α-nDCG@20``). The CLI help, the `run`
+table, per-query keys and report labels all derive from it, so a new measure is one line here plus its maths.
 
 Names are parsed once into :class:`Measure` records so that the maths never sees a string and an
 unknown or malformed name fails early with a message that lists what is accepted.
@@ -10,29 +15,60 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["ADHOC_MEASURES", "COVERAGE_MEASURES", "Measure", "max_depth", "parse_measure"]
+__all__ = [
+    "ADHOC_MEASURES",
+    "COVERAGE_MEASURES",
+    "FAMILIES",
+    "Family",
+    "Measure",
+    "from_mteb_key",
+    "max_depth",
+    "measure_label",
+    "measures_help",
+    "parse_measure",
+]
 
-# family -> (cutoff: "required" | "optional" | "none", allowed parameters)
-ADHOC_MEASURES: dict[str, tuple[str, frozenset[str]]] = {
-    "nDCG": ("optional", frozenset()),
-    "R": ("optional", frozenset({"rel"})),
-    "AP": ("optional", frozenset({"rel"})),
-    "RR": ("optional", frozenset({"rel"})),
-    "P": ("required", frozenset({"rel"})),
-}
-COVERAGE_MEASURES: dict[str, tuple[str, frozenset[str]]] = {
-    "alpha_nDCG": ("required", frozenset({"alpha", "rel"})),
-    "alpha_DCG": ("required", frozenset({"alpha", "rel"})),
-    "StRecall": ("required", frozenset({"rel"})),
-    "ERR_IA": ("required", frozenset({"alpha", "rel"})),
-    "nERR_IA": ("required", frozenset({"alpha", "rel"})),
-    "P_IA": ("required", frozenset({"rel"})),
-    "AP_IA": ("none", frozenset({"rel"})),
-    "NRBP": ("none", frozenset({"alpha", "beta", "rel"})),
-    "nNRBP": ("none", frozenset({"alpha", "beta", "rel"})),
-}
+
+@dataclass(frozen=True)
+class Family:
+    """One measure family: how it is spelt in ir_measures, MTEB score keys and tables, and what it accepts."""
+
+    name: str  # ir_measures spelling, e.g. "nDCG"
+    kind: str  # "adhoc" (trec_eval semantics) or "coverage" (ndeval semantics)
+    cutoff: str  # "required", "optional" or "none"
+    params: frozenset[str]
+    mteb: str  # MTEB score-key stem: "ndcg" -> "ndcg_at_10"
+    label: str  # table label stem: "nDCG" -> "nDCG@10"
+    trec_eval: str | None = None  # the reference tool's name for it (trec_eval measure or ndeval column)
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("nDCG", "adhoc", "optional", frozenset(), "ndcg", "nDCG", "ndcg_cut"),
+    Family("R", "adhoc", "optional", frozenset({"rel"}), "recall", "R", "recall"),
+    Family("AP", "adhoc", "optional", frozenset({"rel"}), "map", "MAP", "map_cut"),
+    Family("RR", "adhoc", "optional", frozenset({"rel"}), "mrr", "MRR", "recip_rank"),
+    Family("P", "adhoc", "required", frozenset({"rel"}), "precision", "P", "P"),
+    Family("alpha_nDCG", "coverage", "required", frozenset({"alpha", "rel"}), "alpha_ndcg", "α-nDCG", "alpha-nDCG"),
+    Family("alpha_DCG", "coverage", "required", frozenset({"alpha", "rel"}), "alpha_dcg", "α-DCG", "alpha-DCG"),
+    Family("StRecall", "coverage", "required", frozenset({"rel"}), "strecall", "StRecall", "strec"),
+    Family("ERR_IA", "coverage", "required", frozenset({"alpha", "rel"}), "err_ia", "ERR-IA", "ERR-IA"),
+    Family("nERR_IA", "coverage", "required", frozenset({"alpha", "rel"}), "nerr_ia", "nERR-IA", "nERR-IA"),
+    Family("P_IA", "coverage", "required", frozenset({"rel"}), "p_ia", "P-IA", "P-IA"),
+    Family("AP_IA", "coverage", "none", frozenset({"rel"}), "ap_ia", "AP-IA", "MAP-IA"),
+    Family("NRBP", "coverage", "none", frozenset({"alpha", "beta", "rel"}), "nrbp", "NRBP", "NRBP"),
+    Family("nNRBP", "coverage", "none", frozenset({"alpha", "beta", "rel"}), "nnrbp", "nNRBP", "nNRBP"),
+)
+_BY_NAME = {f.name: f for f in FAMILIES}
+_BY_MTEB = {f.mteb: f for f in FAMILIES}
+
+# Kept for callers of the earlier tables: family -> (cutoff rule, allowed parameters)
+ADHOC_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "adhoc"}
+COVERAGE_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "coverage"}
+
 _ALIASES = {"α_nDCG": "alpha_nDCG", "α_DCG": "alpha_DCG"}
 _NAME_RE = re.compile(r"^(?P<family>[A-Za-zα_]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?$")
+# MTEB key: stem, then optional "_<param>_<value>" pairs, then optional "_at_<k>" (e.g. alpha_ndcg_alpha_0.9_at_20)
+_MTEB_PARAM_RE = re.compile(r"_(alpha|beta|rel)_(-?[0-9.]+)")
 
 
 @dataclass(frozen=True)
@@ -45,30 +81,54 @@ class Measure:
     cutoff: int | None
     params: dict[str, float] = field(default_factory=dict, hash=False)
 
+    def _suffix(self, sep: str) -> str:
+        return "".join(f"{sep}{k}{sep}{_fmt(v)}" for k, v in sorted(self.params.items()))
+
+    @property
+    def mteb_key(self) -> str:
+        """MTEB score key: ``nDCG@10`` -> ``ndcg_at_10``; parameters join the stem: ``alpha_ndcg_alpha_0.9_at_20``."""
+        key = _BY_NAME[self.family].mteb + self._suffix("_")
+        return key if self.cutoff is None else f"{key}_at_{self.cutoff}"
+
+    @property
+    def label(self) -> str:
+        """Table label: ``AP@10`` -> ``MAP@10``, ``alpha_nDCG@20`` -> ``α-nDCG@20``."""
+        params = ",".join(f"{k}={_fmt(v)}" for k, v in sorted(self.params.items()))
+        text = _BY_NAME[self.family].label + (f"({params})" if params else "")
+        return text if self.cutoff is None else f"{text}@{self.cutoff}"
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
 
 def _accepted() -> str:
-    return ", ".join([*ADHOC_MEASURES, *COVERAGE_MEASURES])
+    return ", ".join(f.name for f in FAMILIES)
 
 
-def parse_measure(name: str) -> Measure:
+def measures_help() -> str:
+    """The accepted spellings, for CLI help: ``nDCG@k, R@k, ..., AP_IA, NRBP, nNRBP``."""
+    spell = {"required": "{}@k", "optional": "{}@k, {}", "none": "{}"}
+    return ", ".join(spell[f.cutoff].format(f.name, f.name) for f in FAMILIES)
+
+
+def parse_measure(name: str | Measure) -> Measure:
     """Parse an ir_measures-style name; ValueError naming the problem on anything else."""
+    if isinstance(name, Measure):
+        return name
     if not isinstance(name, str):
         raise TypeError(f"measure names are strings, got {name!r}")
     text = "".join(name.split())
     m = _NAME_RE.match(text)
     if not m:
         raise ValueError(f"malformed measure name {name!r}; expected e.g. 'nDCG@10' or 'alpha_nDCG(alpha=0.9)@20'")
-    family = _ALIASES.get(m["family"], m["family"])
-    if family in ADHOC_MEASURES:
-        kind, (cutoff_rule, allowed) = "adhoc", ADHOC_MEASURES[family]
-    elif family in COVERAGE_MEASURES:
-        kind, (cutoff_rule, allowed) = "coverage", COVERAGE_MEASURES[family]
-    else:
+    family = _BY_NAME.get(_ALIASES.get(m["family"], m["family"]))
+    if family is None:
         raise ValueError(f"unknown measure {name!r}; known measures: {_accepted()}")
     cutoff = int(m["cutoff"]) if m["cutoff"] is not None else None
-    if cutoff_rule == "required" and cutoff is None:
-        raise ValueError(f"measure {name!r} needs a cutoff, e.g. '{family}@20'")
-    if cutoff_rule == "none" and cutoff is not None:
+    if family.cutoff == "required" and cutoff is None:
+        raise ValueError(f"measure {name!r} needs a cutoff, e.g. '{family.name}@20'")
+    if family.cutoff == "none" and cutoff is not None:
         raise ValueError(f"measure {name!r} takes no cutoff (it uses the whole ranking)")
     if cutoff is not None and cutoff < 1:
         raise ValueError(f"measure {name!r}: the cutoff must be >= 1")
@@ -76,16 +136,53 @@ def parse_measure(name: str) -> Measure:
     if m["params"]:
         for item in m["params"].split(","):
             key, sep, value = item.partition("=")
-            if not sep or key not in allowed:
+            if not sep or key not in family.params:
                 raise ValueError(
-                    f"measure {name!r}: unsupported parameter {item!r}; {family} accepts "
-                    f"{sorted(allowed) or 'no parameters'}"
+                    f"measure {name!r}: unsupported parameter {item!r}; {family.name} accepts "
+                    f"{sorted(family.params) or 'no parameters'}"
                 )
             try:
                 params[key] = int(value) if key == "rel" else float(value)
             except ValueError:
                 raise ValueError(f"measure {name!r}: parameter {key} must be a number, got {value!r}") from None
-    return Measure(name=text, family=family, kind=kind, cutoff=cutoff, params=params)
+    # rel is the label threshold: a judged doc with label >= rel is relevant (trec_eval's -l). Below 0 every
+    # judged and unjudged doc would count, which no reference tool computes; coverage needs >= 1 (ndeval).
+    lowest_rel = 0 if family.kind == "adhoc" else 1
+    if params.get("rel", lowest_rel) < lowest_rel:
+        raise ValueError(f"measure {name!r}: rel must be an integer >= {lowest_rel}, got {params['rel']!r}")
+    for key in ("alpha", "beta"):
+        if key in params and not (0.0 <= params[key] <= 1.0):
+            raise ValueError(f"measure {name!r}: {key} must lie in [0, 1], got {params[key]!r}")
+    return Measure(name=text, family=family.name, kind=family.kind, cutoff=cutoff, params=params)
+
+
+def from_mteb_key(key: str) -> Measure:
+    """The measure behind an MTEB score key (``alpha_ndcg_at_20`` -> ``alpha_nDCG@20``); ValueError otherwise."""
+    rest, cutoff = key, None
+    m = re.search(r"_at_([0-9]+)$", rest)
+    if m:
+        rest, cutoff = rest[: m.start()], m[1]
+    for stem in sorted(_BY_MTEB, key=len, reverse=True):  # longest first: "alpha_ndcg" before "ndcg"
+        if rest == stem or rest.startswith(stem + "_"):
+            tail = rest[len(stem):]
+            params = _MTEB_PARAM_RE.findall(tail)
+            if "".join(f"_{k}_{v}" for k, v in params) != tail:
+                break
+            text = _BY_MTEB[stem].name
+            if params:
+                text += "(" + ",".join(f"{k}={v}" for k, v in params) + ")"
+            return parse_measure(text if cutoff is None else f"{text}@{cutoff}")
+    raise ValueError(f"{key!r} is not the MTEB score key of a known measure ({_accepted()})")
+
+
+def measure_label(key: str) -> str:
+    """Table label of a measure name or MTEB score key; any other key is returned as is."""
+    for parse in (parse_measure, from_mteb_key):
+        try:
+            return parse(key).label
+        except ValueError:
+            continue
+    return key
 
 
 def max_depth(measures: Iterable[str | Measure]) -> int | None:
@@ -94,7 +191,7 @@ def max_depth(measures: Iterable[str | Measure]) -> int | None:
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
-    cutoffs = [(m if isinstance(m, Measure) else parse_measure(m)).cutoff for m in measures]
+    cutoffs = [parse_measure(m).cutoff for m in measures]
     if not cutoffs or any(c is None for c in cutoffs):
         return None
     return max(cutoffs)

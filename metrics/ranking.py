@@ -12,7 +12,7 @@ from itertools import islice
 
 import numpy as np
 
-__all__ = ["dedupe_rankings", "rank_run"]
+__all__ = ["dedupe_rankings", "index_within_runs", "rank_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,3 +122,11 @@ def dedupe_rankings(
             dup_total, len(dup_queries), ", ".join(map(repr, dup_queries[:5])),
         )
     return out
+
+
+def index_within_runs(groups: np.ndarray) -> np.ndarray:
+    """Position of each element within its run of equal neighbours: [5, 5, 2, 2, 2] -> [0, 1, 0, 1, 2]."""
+    idx = np.arange(len(groups))
+    starts = np.ones(len(groups), dtype=bool)
+    starts[1:] = groups[1:] != groups[:-1]
+    return idx - np.maximum.accumulate(np.where(starts, idx, 0))

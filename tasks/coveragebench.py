@@ -23,7 +23,7 @@ import mteb
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 
 from complexir.benchmarks import COVERAGEBENCH, SubsetSpec
-from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, rank_run
+from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, parse_measure, rank_run
 from complexir.reader import load, nugget_judgments
 
 from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 SPEC = COVERAGEBENCH
 COVERAGE_MEASURES = ("alpha_nDCG@20", "StRecall@20")
-SCORE_NAMES = {"alpha_nDCG@20": "alpha_ndcg_at_20", "StRecall@20": "strecall_at_20", "nDCG@20": "ndcg_at_20"}
+SCORE_NAMES = {name: parse_measure(name).mteb_key for name in (*COVERAGE_MEASURES, "nDCG@20")}
 
 
 class CoverageBenchTask(LayoutRetrievalTask):

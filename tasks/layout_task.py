@@ -24,7 +24,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from complexir import reader
 from complexir.benchmarks import BenchmarkSpec
-from complexir.metrics import adhoc_per_query, max_depth, rank_run
+from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +37,8 @@ DATA_DIR_ENV = "COMPLEXIR_DATA_DIR"
 QUERY_MEAN_PREFIXES = ("ndcg_at_", "map_at_", "recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_",
                        "alpha_ndcg_at_", "strecall_at_")
 
-PER_QUERY_ADHOC = {"ndcg_at_10": "nDCG@10", "ndcg_at_20": "nDCG@20", "recall_at_10": "R@10",
-                   "recall_at_100": "R@100", "map_at_10": "AP@10", "mrr_at_10": "RR@10"}
+PER_QUERY_ADHOC = {parse_measure(name).mteb_key: name for name in ("nDCG@10", "nDCG@20", "R@10", "R@100", "AP@10",
+                                                                  "RR@10")}
 
 
 class LayoutRetrievalTask(AbsTaskRetrieval):

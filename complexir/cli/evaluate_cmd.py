@@ -9,12 +9,22 @@ from __future__ import annotations
 import argparse
 import logging
 
-from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, parse_measure, rank_run
+from complexir.metrics import (
+    DEFAULT_ADHOC_MEASURES,
+    DEFAULT_COVERAGE_MEASURES,
+    adhoc_per_query,
+    coverage_per_query,
+    max_depth,
+    mean_scores,
+    parse_measure,
+    rank_run,
+)
+from complexir.metrics.measures import measures_help
 from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MEASURES = ("nDCG@10", "R@100", "AP@10", "alpha_nDCG@20", "StRecall@20")
+DEFAULT_MEASURES = (*DEFAULT_ADHOC_MEASURES, *DEFAULT_COVERAGE_MEASURES)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -33,9 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "-m", "--measure", dest="measures", action="append", metavar="MEASURE",
         help=(
-            "measure in ir_measures spelling, repeatable: nDCG@k, R@k, AP@k, AP, RR@k, P@k, alpha_nDCG@k, "
-            "alpha_DCG@k, StRecall@k, ERR_IA@k, nERR_IA@k, P_IA@k, AP_IA, NRBP, nNRBP; parameters as in "
-            "alpha_nDCG(alpha=0.9)@20. Default: " + ", ".join(DEFAULT_MEASURES)
+            "measure in ir_measures spelling, repeatable: " + measures_help() + "; parameters as in "
+            "alpha_nDCG(alpha=0.9)@20 or P(rel=2)@10. Default: " + ", ".join(DEFAULT_MEASURES)
         ),
     )
     parser.add_argument("--per-query", action="store_true", help="also print one line per query")

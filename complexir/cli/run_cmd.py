@@ -14,19 +14,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+from complexir.metrics import parse_measure
 from complexir.tables import fmt_score
 
 logger = logging.getLogger(__name__)
 
-# Table columns: header → MTEB score key (a column is shown when any row has the key).
+# Table columns: header → MTEB score key (a column is shown when any row has the key); the measure registry
+# spells both.
+TABLE_MEASURES = ("nDCG@10", "R@100", "R@10", "AP@10", "alpha_nDCG@20", "StRecall@20", "nDCG@20")
 SCORE_COLUMNS = {
-    "nDCG@10": "ndcg_at_10",
-    "R@100": "recall_at_100",
-    "R@10": "recall_at_10",
-    "MAP@10": "map_at_10",
-    "α-nDCG@20": "alpha_ndcg_at_20",
-    "StRecall@20": "strecall_at_20",
-    "nDCG@20": "ndcg_at_20",
+    **{parse_measure(name).label: parse_measure(name).mteb_key for name in TABLE_MEASURES},
     "tokens seen": "doc_token_share_seen",
 }
 ALWAYS_SHOWN = ("nDCG@10", "R@100")
