@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import chain
 from operator import methodcaller
 
 import numpy as np
@@ -35,7 +35,7 @@ from .adhoc import _parse_all, check_labels
 from .measures import Measure
 from .ranking import dedupe_rankings, index_within_runs
 
-__all__ = ["DEFAULT_COVERAGE_MEASURES", "coverage_per_query"]
+__all__ = ["DEFAULT_COVERAGE_MEASURES", "NuggetJudgments", "coverage_per_query", "coverage_scores"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,11 +68,15 @@ class _Pool:
 
 
 @dataclass
-class _Judged:
-    """All judgments flattened once: labels in nugget order, with the counts that split them."""
+class NuggetJudgments:
+    """Judgments as flat arrays, nugget after nugget within each topic, topic after topic (no per-item objects).
 
-    nuggets: list[Mapping]  # every nugget's doc -> label mapping, topic after topic
+    ``docs`` are integer codes whose order is the doc ids' order (ndeval's ideal breaks ties by doc id), shared
+    with the rankings' codes; nuggets keep their listing order within a topic.
+    """
+
     labels: np.ndarray  # float64, validated non-negative integers
+    docs: np.ndarray  # int64 doc codes, one per label
     docs_per_nugget: np.ndarray
     nuggets_per_topic: np.ndarray
 
@@ -82,8 +86,11 @@ def _all_mappings(values: Iterable) -> bool:
     return all(issubclass(kind, Mapping) for kind in set(map(type, values)))
 
 
-def _read_judgments(judgments: Mapping, qids: list) -> _Judged:
-    """Flatten the nested dicts with C-level iteration (chain, fromiter): Python work is per nugget, not per label."""
+def _read_judgments(judgments: Mapping, qids: list, ranked_docs: list) -> tuple[NuggetJudgments, np.ndarray]:
+    """Flatten the nested dicts with C-level iteration (chain, fromiter): Python work is per nugget, not per label.
+
+    Doc ids (judged and ranked) become codes in id order; returns the judgments and the ranked docs' codes.
+    """
     topics = [judgments[q] for q in qids]
     every = None
     if _all_mappings(topics):
@@ -104,20 +111,23 @@ def _read_judgments(judgments: Mapping, qids: list) -> _Judged:
             for nid, docs in judgments[q].items():
                 check_labels(f"topic {q!r}, nugget {nid!r}", docs)
         raise ValueError("invalid labels in the judgments")  # pragma: no cover - check_labels raised
-    return _Judged(
-        nuggets=every,
+    judged_docs = list(chain.from_iterable(every))
+    code = {d: i for i, d in enumerate(sorted(set(judged_docs).union(ranked_docs)))}
+    jd = NuggetJudgments(
         labels=labels,
+        docs=np.fromiter(map(code.__getitem__, judged_docs), np.int64, total),
         docs_per_nugget=docs_per_nugget,
         nuggets_per_topic=np.fromiter(map(len, topics), np.int64, len(topics)),
     )
+    return jd, np.fromiter(map(code.__getitem__, ranked_docs), np.int64, len(ranked_docs))
 
 
-def _build_pool(jd: _Judged, ranked_docs: list, ranked_lens: np.ndarray, rel: int) -> _Pool:
+def _build_pool(jd: NuggetJudgments, ranked_docs: np.ndarray, ranked_lens: np.ndarray, rel: int) -> _Pool:
     """Binarise at ``rel``; index every topic's pool and its ranked positive docs as flat arrays."""
     ntop = len(jd.nuggets_per_topic)
     nnug_all = len(jd.docs_per_nugget)
     keep = jd.labels >= rel
-    pos_docs = list(compress(chain.from_iterable(jd.nuggets), keep.tolist()))  # doc ids, in label order
+    pos_docs = jd.docs[keep]  # doc codes, in label order
     nug_of = np.repeat(np.arange(nnug_all), jd.docs_per_nugget)[keep]  # global nugget of each positive
     topic_of_nug = np.repeat(np.arange(ntop), jd.nuggets_per_topic)
     pair_topic = topic_of_nug[nug_of]
@@ -130,37 +140,31 @@ def _build_pool(jd: _Judged, ranked_docs: list, ranked_lens: np.ndarray, rel: in
     sup_start = np.concatenate(([0], np.cumsum(supported)))[nug_start]
     pair_col = sup_rank[nug_of] - sup_start[pair_topic]
 
-    # rows: each topic's positive docs sorted by id descending (ndeval's ideal tie rule). Python sorts
-    # and hashes these short per-topic lists (str hashes are cached) as fast as numpy sorts one long
-    # string array, and needs no special case for ids numpy cannot hold.
-    pos_bounds = np.searchsorted(pair_topic, np.arange(ntop + 1)).tolist()  # pairs go topic by topic
-    ranked_bounds = np.concatenate(([0], np.cumsum(ranked_lens))).tolist()
-    rows: list[int] = []
-    hit_rows: list[int] = []
-    ndocs: list[int] = []
-    for t in range(ntop):
-        docs = pos_docs[pos_bounds[t] : pos_bounds[t + 1]]
-        order = sorted(set(docs), reverse=True)
-        row_of = dict(zip(order, range(len(order)), strict=True))
-        rows.extend(map(row_of.__getitem__, docs))
-        hit_rows.extend(map(row_of.get, ranked_docs[ranked_bounds[t] : ranked_bounds[t + 1]], repeat(-1)))
-        ndocs.append(len(order))
-    pair_row = np.array(rows, dtype=np.int64)
-    ranked_row = np.array(hit_rows, dtype=np.int64)
+    # rows: each topic's positive docs by id descending (ndeval's ideal tie rule). One sorted key per
+    # (topic, doc), topic ascending then doc code descending; a row is a key's place within its topic.
+    span = int(max(pos_docs.max(initial=-1), ranked_docs.max(initial=-1))) + 1
+    pair_key = pair_topic * span + (span - 1 - pos_docs)
+    keys = np.unique(pair_key)
+    key_topic = keys // span
+    row_of_key = index_within_runs(key_topic)
+    pair_row = row_of_key[np.searchsorted(keys, pair_key)]
     ranked_topic = np.repeat(np.arange(ntop), ranked_lens)
-    hit = ranked_row >= 0
+    ranked_key = ranked_topic * span + (span - 1 - ranked_docs)
+    at = np.minimum(np.searchsorted(keys, ranked_key), max(len(keys) - 1, 0))
+    # a code < 0 marks a ranked doc that is judged nowhere (it can contain no nugget)
+    hit = (keys[at] == ranked_key) & (ranked_docs >= 0) if len(keys) else np.zeros(len(ranked_key), dtype=bool)
     return _Pool(
         pair_topic=pair_topic,
         pair_row=pair_row,
         pair_col=pair_col,
-        ndocs=np.array(ndocs, dtype=np.int64),
+        ndocs=np.bincount(key_topic, minlength=ntop).astype(np.int64),
         nsup=np.diff(sup_start),
         listed=jd.nuggets_per_topic,
         nrel_sub=support[supported],
         sup_start=sup_start,
         hit_topic=ranked_topic[hit],
         hit_rank=index_within_runs(ranked_topic)[hit],
-        hit_row=ranked_row[hit],
+        hit_row=row_of_key[at[hit]],
     )
 
 
@@ -274,14 +278,36 @@ def coverage_per_query(
     depth = None if full else max(m.cutoff or 1 for m in parsed)
     ranked = dedupe_rankings(rankings, qids, depth)
 
+    ranked_lists = [ranked[q] for q in qids]
+    jd, ranked_docs = _read_judgments(judgments, qids, list(chain.from_iterable(ranked_lists)))
+    ranked_lens = np.fromiter(map(len, ranked_lists), np.int64, len(qids))
+    values = coverage_scores(jd, ranked_docs, ranked_lens, parsed, qids, alpha=alpha, rel_level=rel_level,
+                             denominator=denominator)
+    # keep the judgments' topic order in every result
+    return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}
+
+
+def coverage_scores(
+    jd: NuggetJudgments,
+    ranked_docs: np.ndarray,
+    ranked_lens: np.ndarray,
+    measures: Sequence[str | Measure],
+    qids: Sequence[str],
+    *,
+    alpha: float = 0.5,
+    rel_level: int = 1,
+    denominator: str = "supported",
+) -> dict[str, np.ndarray]:
+    """The maths on arrays: measure name -> one value per topic (in ``qids`` order).
+
+    ``ranked_docs`` holds each topic's ranking as doc codes (the judgments' code space, -1 for a doc judged
+    nowhere), topic after topic, repeats removed and at least as deep as the measures read; ``ranked_lens``
+    their lengths.
+    """
+    parsed = _parse_all(list(measures), "coverage")
     by_rel: dict[int, list[Measure]] = {}
     for m in parsed:
         by_rel.setdefault(int(m.params.get("rel", rel_level)), []).append(m)
-
-    jd = _read_judgments(judgments, qids)
-    ranked_lists = [ranked[q] for q in qids]
-    ranked_docs = list(chain.from_iterable(ranked_lists))
-    ranked_lens = np.fromiter(map(len, ranked_lists), np.int64, len(qids))
     values = {m.name: np.zeros(len(qids)) for m in parsed}
     for rel, group in by_rel.items():
         pool = _build_pool(jd, ranked_docs, ranked_lens, rel)
@@ -296,8 +322,7 @@ def coverage_per_query(
             chunk = np.array(idx, dtype=np.int64)
             for name, vec in _score_chunk(pool, chunk, group, alpha, denominator).items():
                 values[name][chunk] = vec
-    # keep the judgments' topic order in every result
-    return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}
+    return values
 
 
 def _score_chunk(

@@ -7,7 +7,7 @@ so every measure and every reference tool sees the same order.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 
 import numpy as np
@@ -130,3 +130,83 @@ def index_within_runs(groups: np.ndarray) -> np.ndarray:
     starts = np.ones(len(groups), dtype=bool)
     starts[1:] = groups[1:] != groups[:-1]
     return idx - np.maximum.accumulate(np.where(starts, idx, 0))
+
+
+def select_top(topic: np.ndarray, score: np.ndarray, ntopics: int, depth: int | None) -> np.ndarray:
+    """Rows (indices, grouped by topic) that can reach the top ``depth`` of their topic's ranking, from arrays.
+
+    ``topic`` holds each row's topic index (0 .. ntopics-1), ``score`` its finite score. Per topic, the
+    depth-th largest score is found in O(n) (``np.partition``) and every row scoring at least that is kept:
+    the whole block tied at the boundary too, so that the doc-id tie-break done later on these rows alone
+    (:func:`rank_codes`) is exact. Doc ids are not needed here, which is what lets a caller encode only the
+    ids of the kept rows. ``depth`` None keeps every row.
+    """
+    n = len(topic)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    changes = np.flatnonzero(topic[1:] != topic[:-1]) + 1
+    present = int(np.count_nonzero(np.bincount(topic, minlength=ntopics)))
+    if len(changes) + 1 == present:  # each topic one contiguous block (TREC runs are)
+        order = None
+        starts = np.concatenate(([0], changes))
+    else:
+        order = np.argsort(topic, kind="stable")
+        sorted_topic = topic[order]
+        starts = np.concatenate(([0], np.flatnonzero(sorted_topic[1:] != sorted_topic[:-1]) + 1))
+    ends = np.append(starts[1:], n)
+    if depth is None or depth >= int((ends - starts).max()):
+        return np.arange(n, dtype=np.int64) if order is None else order.astype(np.int64)
+    sorted_score = score if order is None else score[order]
+    kept: list[np.ndarray] = []
+    # One numpy call per topic: the per-topic work is O(n) in C, the Python loop is per topic, not per row.
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        block = sorted_score[s:e]
+        if e - s <= depth:
+            kept.append(np.arange(s, e))
+        else:
+            boundary = np.partition(block, e - s - depth)[e - s - depth]
+            kept.append(np.flatnonzero(block >= boundary) + s)
+    rows = np.concatenate(kept)
+    return rows if order is None else order[rows]
+
+
+def rank_codes(
+    topic: np.ndarray,
+    doc: np.ndarray,
+    score: np.ndarray,
+    depth: int | None,
+    doc_order: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rank rows given as arrays: score descending, ties by doc id descending (trec_eval's rule).
+
+    ``doc`` holds integer doc codes (equal ids, equal codes). Their order is only read to break score ties:
+    through ``doc_order`` (codes -> integers ordered as the ids) when given, else the codes themselves,
+    and only for the rows inside a tie, so a caller can sort the few tied ids instead of every id.
+    Returns ``(rows, repeated)``: the row indices in ranking order, topic by topic (topics ascending), each
+    (topic, doc) once at its best rank and cut at ``depth``; and per row, whether it repeats a (topic, doc)
+    ranked above it (dropped).
+    """
+    n = len(topic)
+    order = np.lexsort((-score, topic))  # last key first: topic, then score descending
+    t, s = topic[order], score[order]
+    tied = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
+    if tied.any():  # each block of equal (topic, score), re-ordered by doc id descending
+        block = np.cumsum(np.concatenate(([True], ~tied)))
+        inside = np.zeros(n, dtype=bool)
+        inside[1:] |= tied
+        inside[:-1] |= tied
+        at = np.flatnonzero(inside)
+        keys = doc[order[at]]
+        keys = doc_order(keys) if doc_order is not None else keys
+        order[at] = order[at][np.lexsort((-keys, block[at]))]
+    t = topic[order]
+    span = int(doc.max(initial=0)) + 1
+    _, first = np.unique(t.astype(np.int64) * span + doc[order], return_index=True)  # first = best rank
+    best = np.zeros(n, dtype=bool)
+    best[first] = True
+    rows, t = order[best], t[best]
+    repeated = np.zeros(n, dtype=bool)
+    repeated[order[~best]] = True
+    if depth is not None:
+        rows = rows[index_within_runs(t) < depth]
+    return rows, repeated

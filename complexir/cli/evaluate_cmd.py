@@ -9,18 +9,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from complexir.metrics import (
-    DEFAULT_ADHOC_MEASURES,
-    DEFAULT_COVERAGE_MEASURES,
-    adhoc_per_query,
-    coverage_per_query,
-    max_depth,
-    mean_scores,
-    parse_measure,
-    rank_run,
-)
+from complexir.metrics import DEFAULT_ADHOC_MEASURES, DEFAULT_COVERAGE_MEASURES, mean_scores, parse_measure
 from complexir.metrics.measures import measures_help
-from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
 
 logger = logging.getLogger(__name__)
 
@@ -82,21 +72,12 @@ def run(args: argparse.Namespace) -> int:
         logger.warning("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
         coverage = []
 
-    ranking = rank_run(read_run(args.run), depth=max_depth([*adhoc, *coverage]))  # only the top k is read
-    per_query: dict[str, dict[str, float]] = {}
-    if adhoc:
-        per_query.update(adhoc_per_query(read_qrels(args.qrels), ranking, adhoc))
-    if coverage:
-        judgments = read_nugget_qrels(args.qrels)
-        per_query.update(
-            coverage_per_query(
-                judgments, ranking, coverage,
-                alpha=args.alpha, rel_level=args.rel_level, denominator=args.denominator,
-            )
-        )
-    extra = set(ranking) - set().union(*(set(v) for v in per_query.values())) if per_query else set()
-    if extra:
-        logger.warning("%d query(ies) of the run are not in the qrels and are ignored", len(extra))
+    from complexir.file_eval import evaluate_files  # pyarrow: imported when the command runs, not for --help
+
+    wanted = [*adhoc, *coverage]
+    qids, values = evaluate_files(args.qrels, args.run, wanted, nuggets=args.nuggets, alpha=args.alpha,
+                                  rel_level=args.rel_level, denominator=args.denominator)
+    per_query = {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}
     means = mean_scores(per_query)
     fmt = f"{{:.{args.digits}f}}"
     for name in [m.name for m in parsed if m.name in per_query]:

@@ -19,12 +19,16 @@ from .failures import ArgumentParser, report, silence_broken_pipe
 SUBCOMMANDS = ("run", "build", "evaluate", "validate", "report", "push")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the command line, only the subcommand it names is imported (each pays for its own
+    dependencies only: ``complexir evaluate`` never loads the writer or mteb)."""
     parser = ArgumentParser(prog="complexir", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     parser.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:  # every one is part of the package: a failed import is a broken install
+    named = next((a for a in (argv or []) if not a.startswith("-")), None)
+    for name in [named] if named in SUBCOMMANDS else SUBCOMMANDS:
+        # every one is part of the package: a failed import is a broken install
         import_module(f"complexir.cli.{name}_cmd").add_parser(sub)
     _debug_everywhere(parser)
     return parser
@@ -63,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace | int:
     """The parsed arguments, or the exit code when there is nothing to run."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     # Our own progress at INFO; the libraries' chatter (mteb logs every loading step) only with -v.
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
