@@ -89,7 +89,7 @@ def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
     bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
     cuts = np.searchsorted(rows, bounds)
     return pa.chunked_array([chunk.take(from_numpy(rows[a:b] - start))
-                             for chunk, start, a, b in zip(values.chunks, bounds, cuts[:-1], cuts[1:], strict=True)
+                             for chunk, start, a, b in zip(values.chunks, bounds[:-1], cuts[:-1], cuts[1:], strict=True)
                              if b > a], type=values.type)
 
 
