@@ -1,167 +1,286 @@
-"""Timings of complexir.metrics against the reference tools, on synthetic data (a script, not a test).
+"""End-to-end timings of ``complexir evaluate`` on TREC files against the reference tools (a script, not a test).
 
-    python benchmarks/bench_metrics.py [--topics 1000] [--docs 1000] [--nuggets 20] [--pool 100] [--repeat 5]
+    python benchmarks/bench_metrics.py [--repeat 3] [--ndeval PATH] [--trec-eval PATH] [--workdir DIR]
+                                       [--baseline-pythonpath DIR] [--only coverage|adhoc]
 
-Every timed call starts from the same Python inputs and does its whole job, conversion included. The
-headline rows all start from the same scored run, the input the reference tools take:
+Every tool is run as a user runs it: a fresh process reading the same two files from disk and computing the
+same measures, per query, to the end (Python start-up, imports and parsing included). Timed: wall time and
+the process's peak RSS (``wait4``). The files are synthetic and written once into ``--workdir``:
 
-- judgments ``{topic: {nugget: {doc: label}}}``, qrels ``{query: {doc: label}}`` and a scored run
-  ``{query: {doc: score}}`` (random float scores, so no ties and every tool's tie rule agrees).
-- complexir: ``rank_run(run, depth=max_depth(measures))`` (only the top k of each query is ordered),
-  then ``coverage_per_query`` / ``adhoc_per_query`` (no state kept between calls).
-- ir_measures (pyndeval provider): building its ``Qrel`` list from the judgments (it needs the nugget in
-  the iteration field), then ``iter_calc`` on the scored run dict as is, to the end.
-- pyndeval directly: building its qrel and run tuples from the dicts, the evaluator, ``evaluate``.
-- pytrec_eval: evaluator from the qrels dict, ``evaluate`` on the scored run dict (its native input).
+- coverage: ``--topics`` (1,000) topics x ``--docs`` (1,000) ranked docs, ``--nuggets`` (20) nuggets per topic
+  judged on ``--pool`` (100) docs (each nugget on 1-14 of them, grades 0-2), ndeval's qrels format;
+  alpha-nDCG@20 + StRecall@20. Tools: complexir, ndeval (C), ir_measures (pyndeval provider).
+- ad hoc: ``--queries`` (10,000) queries x ``--docs`` ranked docs, ``--pool`` judged docs per query (grades
+  0-3); nDCG@10 + R@100 + AP@10. Tools: complexir, trec_eval (C), pytrec_eval (its own file parsers, then
+  ``evaluate``).
 
-Secondary rows: complexir with the rankings given (``rank_run(run)`` done beforehand), and
-``rank_run`` alone, full and at depth k.
+Scores are random floats (no ties, so every tool's tie rule agrees) and each run file lists a query's docs by
+rank, rank column consistent with the scores (ndeval orders by it). ``--baseline-pythonpath`` adds
+"complexir before": the same command with ``PYTHONPATH`` pointing at another source tree of the package
+(e.g. an older commit laid out as an importable ``complexir``), for before/after figures.
 
-The machine may be shared, so the candidates are timed round-robin (one of each per repetition, so a
-load change hits all of them) and the median of the repetitions is reported; the ratios matter, the
-absolute times do not. Values are checked equal (max abs difference printed) before any ratio counts;
-the exit status is 1 if any difference exceeds 1e-12.
+Candidates run round-robin (one of each per round, so a load change hits all of them) and the median of the
+rounds is reported: the machine may be shared, the ratios matter. Per-query values are compared with
+complexir's: pytrec_eval and ir_measures to 1e-12; trec_eval and ndeval print 4 and 6 decimals, so to half
+a unit of their last digit. Exit status 1 if any comparison fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
-from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, rank_run
+REPO = Path(__file__).resolve().parents[1]
+COVERAGE = ("alpha_nDCG@20", "StRecall@20")
+ADHOC = ("nDCG@10", "R@100", "AP@10")
+TREC_EVAL_NAMES = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP@10": "map_cut_10"}
+NDEVAL_NAMES = {"alpha_nDCG@20": "alpha-nDCG@20", "StRecall@20": "strec@20"}
+
+IRM_SCRIPT = """
+import sys, ir_measures
+measures = [ir_measures.parse_measure(m) for m in sys.argv[3:]]
+qrels = list(ir_measures.read_trec_qrels(sys.argv[1]))  # iteration column = nugget id, as pyndeval reads it
+for m in measures:  # one call per measure: mixed parameters in one call are a known ir_measures trap
+    for r in ir_measures.iter_calc([m], qrels, ir_measures.read_trec_run(sys.argv[2])):
+        print(f"{r.measure}\\t{r.query_id}\\t{r.value!r}")
+"""
+PYTREC_SCRIPT = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+names = {"ndcg_cut_10": "nDCG@10", "recall_100": "R@100", "map_cut_10": "AP@10"}
+res = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100", "map_cut.10"}).evaluate(run)
+for q, ms in res.items():
+    for k, v in ms.items():
+        print(f"{names[k]}\\t{q}\\t{v!r}")
+"""
 
 
-def round_robin(cases: dict[str, Callable[[], object]], repeat: int) -> tuple[dict[str, float], dict[str, object]]:
-    """Median wall time of each case over ``repeat`` rounds (each round runs every case once), last results."""
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    results: dict[str, object] = {}
-    for _ in range(repeat):
-        for name, fn in cases.items():
-            t0 = time.perf_counter()
-            results[name] = fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}, results
+# ---- data ---------------------------------------------------------------------------------------------------------
+
+def _write(path: Path, **columns) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    pcsv.write_csv(pa.table(columns), path,
+                   pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
 
 
-def make_data(topics, docs, nuggets, pool, seed=0):
-    rng = np.random.default_rng(seed)
-    judgments, qrels, run = {}, {}, {}
-    for t in range(topics):
-        tid = str(t + 1)
-        pool_ids = [f"t{t}_d{i}" for i in range(pool)]
-        nug = {}
-        for n in range(nuggets):
-            members = rng.choice(pool, size=rng.integers(1, 15), replace=False)
-            nug[str(n + 1)] = {pool_ids[i]: int(rng.integers(0, 3)) for i in members}
-        judgments[tid] = nug
-        qrels[tid] = {d: int(rng.integers(0, 4)) for d in pool_ids}
-        ranked = pool_ids + [f"t{t}_x{i}" for i in range(docs - pool)]
-        scores = rng.random(docs)
-        run[tid] = dict(zip(ranked, scores.tolist(), strict=True))
-    return judgments, qrels, run
+def _ids(prefix: str, ints: np.ndarray):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(prefix, pc.cast(pa.array(ints), pa.string()), "")
+
+
+def write_run(path: Path, topics: int, docs: int, pool: int, rng: np.random.Generator) -> None:
+    """Each topic's docs by rank: the judged pool (t<T>_d<i>) and unjudged ones (t<T>_x<i>) shuffled by score."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    score = rng.random((topics, docs))
+    order = np.argsort(-score, axis=1)  # doc index at each rank
+    t = np.repeat(np.arange(topics), docs)
+    i = order.ravel()
+    doc = pc.binary_join_element_wise(_ids("t", t), pc.if_else(pa.array(i < pool), _ids("_d", i),
+                                                                _ids("_x", i - pool)), "")
+    n = topics * docs
+    _write(path, topic=pc.cast(pa.array(t + 1), pa.string()), q0=pa.array(np.full(n, "Q0")), doc=doc,
+           rank=pa.array(np.tile(np.arange(1, docs + 1), topics)),
+           score=pa.array(np.take_along_axis(score, order, axis=1).ravel()), tag=pa.array(np.full(n, "bench")))
+
+
+def write_qrels(path: Path, topics: int, pool: int, rng: np.random.Generator) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = np.repeat(np.arange(topics), pool)
+    i = np.tile(np.arange(pool), topics)
+    _write(path, topic=pc.cast(pa.array(t + 1), pa.string()), iteration=pa.array(np.zeros(len(t), np.int64)),
+           doc=pc.binary_join_element_wise(_ids("t", t), _ids("_d", i), ""),
+           label=pa.array(rng.integers(0, 4, len(t))))
+
+
+def write_nugget_qrels(path: Path, topics: int, pool: int, nuggets: int, rng: np.random.Generator) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sizes = rng.integers(1, min(15, pool + 1), topics * nuggets)
+    t = np.repeat(np.repeat(np.arange(topics), nuggets), sizes)
+    nugget = np.repeat(np.tile(np.arange(1, nuggets + 1), topics), sizes)
+    members = np.concatenate([rng.choice(pool, size=s, replace=False) for s in sizes])
+    _write(path, topic=pc.cast(pa.array(t + 1), pa.string()), nugget=pa.array(nugget),
+           doc=pc.binary_join_element_wise(_ids("t", t), _ids("_d", members), ""),
+           label=pa.array(rng.integers(0, 3, len(t))))
+
+
+def make_files(workdir: Path, args: argparse.Namespace) -> dict[str, tuple[Path, Path]]:
+    rng = np.random.default_rng(0)
+    cov = (workdir / f"cov_{args.topics}x{args.docs}x{args.nuggets}.qrels",
+           workdir / f"cov_{args.topics}x{args.docs}.run")
+    adhoc = (workdir / f"adhoc_{args.queries}x{args.pool}.qrels", workdir / f"adhoc_{args.queries}x{args.docs}.run")
+    if not cov[0].exists():
+        write_nugget_qrels(cov[0], args.topics, args.pool, args.nuggets, rng)
+    if not cov[1].exists():
+        write_run(cov[1], args.topics, args.docs, args.pool, rng)
+    if not adhoc[0].exists():
+        write_qrels(adhoc[0], args.queries, args.pool, rng)
+    if not adhoc[1].exists():
+        write_run(adhoc[1], args.queries, args.docs, args.pool, rng)
+    return {"coverage": cov, "adhoc": adhoc}
+
+
+# ---- running ------------------------------------------------------------------------------------------------------
+
+GNU_TIME = Path("/usr/bin/time").exists()
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float | None, str]:
+    """Wall seconds, peak RSS in MiB (None without GNU time) and stdout of one process.
+
+    The peak RSS comes from GNU time, which forks from a small process: a child forked from this Python
+    process carries this process's RSS until it execs, and the kernel's high-water mark keeps it.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile("r") as rss:
+        wrapped = ["/usr/bin/time", "-f", "%M", "-o", rss.name, *cmd] if GNU_TIME else cmd
+        t0 = time.perf_counter()
+        proc = subprocess.run(wrapped, stdout=out, stderr=subprocess.PIPE, env=env)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
+        out.seek(0)
+        peak = int(rss.read().split()[-1]) / 1024 if GNU_TIME else None
+        return wall, peak, out.read().decode()
+
+
+def parse_tab(text: str) -> dict[str, dict[str, float]]:
+    """MEASURE<TAB>QUERY<TAB>VALUE lines (complexir, our ir_measures/pytrec_eval wrappers)."""
+    out: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        name, query, value = line.split("\t")
+        if query != "all":
+            out.setdefault(name, {})[query] = float(value)
+    return out
+
+
+def parse_trec_eval(text: str) -> dict[str, dict[str, float]]:
+    names = {v: k for k, v in TREC_EVAL_NAMES.items()}
+    out: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        name, query, value = line.split()
+        if query != "all" and name in names:
+            out.setdefault(names[name], {})[query] = float(value)
+    return out
+
+
+def parse_ndeval(text: str) -> dict[str, dict[str, float]]:
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    out: dict[str, dict[str, float]] = {}
+    for line in lines[1:]:
+        row = dict(zip(header, line.split(","), strict=True))
+        if row["topic"] != "amean":
+            for ours, theirs in NDEVAL_NAMES.items():
+                out.setdefault(ours, {})[row["topic"]] = float(row[theirs])
+    return out
+
+
+def max_diff(ours: dict, theirs: dict, names) -> float:
+    worst = 0.0
+    for name in names:
+        mine, ref = ours[name], theirs.get(name, {})
+        for q, value in mine.items():
+            worst = max(worst, abs(value - ref.get(q, 0.0)))  # a query a tool leaves out counts as 0
+    return worst
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--topics", type=int, default=1000)
-    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--topics", type=int, default=1000, help="coverage topics")
+    ap.add_argument("--queries", type=int, default=10000, help="ad hoc queries")
+    ap.add_argument("--docs", type=int, default=1000, help="ranked docs per query")
     ap.add_argument("--nuggets", type=int, default=20)
-    ap.add_argument("--pool", type=int, default=100, help="judged docs per topic")
-    ap.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported")
+    ap.add_argument("--pool", type=int, default=100, help="judged docs per query")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds; medians are reported")
+    ap.add_argument("--ndeval", default=str(REPO.parent / "shared" / "bin" / "ndeval"),
+                    help="ndeval binary (skipped when absent)")
+    ap.add_argument("--trec-eval", default=str(REPO.parent / "shared" / "bin" / "trec_eval"),
+                    help="trec_eval binary (skipped when absent)")
+    ap.add_argument("--workdir", default=None, help="where the files are written (kept; default: a temp dir)")
+    ap.add_argument("--baseline-pythonpath", default=None,
+                    help="also time 'complexir before': the same command with PYTHONPATH=DIR")
+    ap.add_argument("--only", choices=("coverage", "adhoc"), default=None)
     args = ap.parse_args(argv)
-    judgments, qrels, run = make_data(args.topics, args.docs, args.nuggets, args.pool)
-    rankings = rank_run(run)
-    print(f"data: {args.topics} topics x {args.docs} ranked docs x {args.nuggets} nuggets, "
-          f"{args.pool} judged docs per topic; median of {args.repeat} round-robin rounds")
 
-    # ---- rank_run alone ---------------------------------------------------------------------------
-    rank_cases = {"rank_run(run), full rankings": lambda: rank_run(run)}
-    for k in (20, 100):
-        rank_cases[f"rank_run(run, depth={k})"] = lambda k=k: rank_run(run, depth=k)
-    med_r, res_r = round_robin(rank_cases, args.repeat)
-    for k in (20, 100):
-        assert res_r[f"rank_run(run, depth={k})"] == {q: r[:k] for q, r in rankings.items()}
-    print(f"\nrank_run ({args.docs} docs per query)")
-    for name, sec in med_r.items():
-        print(f"  {name:70s} {sec:8.3f} s")
-
-    # ---- coverage ---------------------------------------------------------------------------------
-    import ir_measures
-    import pyndeval
-
-    cov_names = ["alpha_nDCG@20", "StRecall@20"]
-    cov_depth = max_depth(cov_names)
-    irm_measures = [ir_measures.parse_measure(n) for n in cov_names]
-
-    def irm_scored_run():
-        irm_qrels = [ir_measures.Qrel(t, d, lab, n) for t, ns in judgments.items() for n, ds in ns.items()
-                     for d, lab in ds.items()]
-        return list(ir_measures.iter_calc(irm_measures, irm_qrels, run))
-
-    def pyndeval_scored_run():
-        sub_qrels = [(t, n, d, lab) for t, ns in judgments.items() for n, ds in ns.items() for d, lab in ds.items()]
-        ref_run = [(t, d, score) for t, ds in run.items() for d, score in ds.items()]
-        return pyndeval.RelevanceEvaluator(sub_qrels, ["alpha-nDCG@20", "strec@20"]).evaluate(ref_run)
-
-    cov_cases = {
-        f"complexir rank_run(depth={cov_depth}) + coverage_per_query": lambda: coverage_per_query(
-            judgments, rank_run(run, depth=cov_depth), cov_names
-        ),
-        "ir_measures (Qrel conversion + iter_calc on the run dict)": irm_scored_run,
-        "pyndeval directly (tuple conversion + evaluate)": pyndeval_scored_run,
-        "complexir coverage_per_query, rankings given": lambda: coverage_per_query(judgments, rankings, cov_names),
-    }
-    med, res = round_robin(cov_cases, args.repeat)
-    ours_name, irm_name, pnd_name, given_name = cov_cases
-    ours = res[ours_name]
-    assert ours == res[given_name]
-    diffs = {irm_name: max(abs(ours[str(r.measure)][r.query_id] - r.value) for r in res[irm_name])}
-    ref = res[pnd_name]
-    diffs[pnd_name] = max(
-        max(abs(ours["alpha_nDCG@20"][t] - ref[t]["alpha-nDCG@20"]), abs(ours["StRecall@20"][t] - ref[t]["strec@20"]))
-        for t in ref
-    )
-    print("\nalpha_nDCG@20 + StRecall@20, from the scored run")
-    for name, sec in med.items():
-        note = f"   max |diff| {diffs[name]:.1e}" if name in diffs else ""
-        print(f"  {name:70s} {sec:8.3f} s{note}")
-    print(f"  speed-up from the scored run: {med[irm_name] / med[ours_name]:5.1f}x vs ir_measures, "
-          f"{med[pnd_name] / med[ours_name]:5.1f}x vs pyndeval")
-
-    # ---- ad hoc -----------------------------------------------------------------------------------
-    import pytrec_eval
-
-    adhoc_names = ["nDCG@10", "R@100", "AP@10"]
-    adhoc_depth = max_depth(adhoc_names)
-
-    def run_trec():
-        ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100", "map_cut.10"})
-        return ev.evaluate(run)
-
-    adhoc_cases = {
-        f"complexir rank_run(depth={adhoc_depth}) + adhoc_per_query": lambda: adhoc_per_query(
-            qrels, rank_run(run, depth=adhoc_depth), adhoc_names
-        ),
-        "pytrec_eval (evaluator + evaluate on the run dict)": run_trec,
-        "complexir adhoc_per_query, rankings given": lambda: adhoc_per_query(qrels, rankings, adhoc_names),
-    }
-    med_a, res_a = round_robin(adhoc_cases, args.repeat)
-    a_run_name, trec_name, a_given_name = adhoc_cases
-    ours_a, ref_a = res_a[a_run_name], res_a[trec_name]
-    assert ours_a == res_a[a_given_name]
-    tnames = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "AP@10": "map_cut_10"}
-    diff_a = max(abs(ours_a[n][q] - ref_a[q][tn]) for n, tn in tnames.items() for q in ref_a)
-    print("\nnDCG@10 + R@100 + AP@10, from the scored run")
-    for name, sec in med_a.items():
-        note = f"   max |diff| {diff_a:.1e}" if name == trec_name else ""
-        print(f"  {name:70s} {sec:8.3f} s{note}")
-    print(f"  speed-up from the scored run: {med_a[trec_name] / med_a[a_run_name]:5.1f}x vs pytrec_eval")
-    return 0 if max(*diffs.values(), diff_a) <= 1e-12 else 1
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="bench_metrics_"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    files = make_files(workdir, args)
+    py = sys.executable
+    ours = [py, "-m", "complexir.cli.main", "evaluate", "--per-query", "--digits", "17"]
+    base_env = None
+    if args.baseline_pythonpath:
+        base_env = {**os.environ, "PYTHONPATH": args.baseline_pythonpath}
+    failed = False
+    for kind in ("coverage", "adhoc"):
+        if args.only and kind != args.only:
+            continue
+        qrels, run = map(str, files[kind])
+        names = COVERAGE if kind == "coverage" else ADHOC
+        mflags = [a for n in names for a in ("-m", n)]
+        nug = ["--nuggets"] if kind == "coverage" else []
+        cases: dict[str, tuple[list[str], dict | None, object, float]] = {
+            "complexir evaluate": ([*ours, *nug, *mflags, qrels, run], None, parse_tab, 0.0),
+        }
+        if base_env:
+            cases["complexir before"] = ([*ours, *nug, *mflags, qrels, run], base_env, parse_tab, 1e-12)
+        if kind == "coverage":
+            if shutil.which(args.ndeval) or Path(args.ndeval).is_file():
+                cases["ndeval (C)"] = ([args.ndeval, qrels, run], None, parse_ndeval, 5e-7 + 1e-12)
+            cases["ir_measures"] = ([py, "-c", IRM_SCRIPT, qrels, run, *names], None, parse_tab, 1e-12)
+        else:
+            if shutil.which(args.trec_eval) or Path(args.trec_eval).is_file():
+                cases["trec_eval (C)"] = ([args.trec_eval, "-q", "-m", "ndcg_cut.10", "-m", "recall.100", "-m",
+                                           "map_cut.10", qrels, run], None, parse_trec_eval, 5e-5 + 1e-12)
+            cases["pytrec_eval"] = ([py, "-c", PYTREC_SCRIPT, qrels, run], None, parse_tab, 1e-12)
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        rss: dict[str, list[float | None]] = {name: [] for name in cases}
+        outputs: dict[str, str] = {}
+        for _ in range(args.repeat):
+            for name, (cmd, env, _parse, _tol) in cases.items():
+                wall, peak, out = timed(cmd, env)
+                times[name].append(wall)
+                rss[name].append(peak)
+                outputs[name] = out
+        mine = parse_tab(outputs["complexir evaluate"])
+        size = sum(Path(p).stat().st_size for p in (qrels, run)) / 2**20
+        what = (f"{args.topics} topics x {args.docs} ranked docs x {args.nuggets} nuggets" if kind == "coverage"
+                else f"{args.queries} queries x {args.docs} ranked docs, {args.pool} judged each")
+        print(f"\n{kind}: {' + '.join(names)} on {what} ({size:.0f} MiB of TREC files); "
+              f"median of {args.repeat} round-robin rounds")
+        ref = statistics.median(times["complexir evaluate"])
+        for name, (_cmd, _env, parse, tol) in cases.items():
+            med = statistics.median(times[name])
+            note = ""
+            if name != "complexir evaluate":
+                diff = max_diff(mine, parse(outputs[name]), names)
+                ok = diff <= tol
+                failed |= not ok
+                note = f"  {med / ref:5.1f}x complexir's time   max |diff| {diff:.1e} {'ok' if ok else 'FAIL'}"
+            peak = f"{statistics.median(rss[name]):7.0f} MiB" if rss[name][0] is not None else "    n/a"
+            print(f"  {name:22s} {med:8.2f} s   peak RSS {peak}{note}")
+    print(f"\nfiles kept in {workdir}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -42,16 +42,22 @@ __all__ = ["evaluate_columns", "evaluate_files"]
 logger = logging.getLogger(__name__)
 
 
-def _codes(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
-    """Index of each value in ``value_set`` (-1 when absent), chunk by chunk through each chunk's dictionary."""
-    parts = []
+def _codes(values: pa.ChunkedArray, value_set: pa.Array) -> tuple[np.ndarray, set[str]]:
+    """Index of each value in ``value_set`` (-1 when absent), chunk by chunk through each chunk's dictionary;
+    and the distinct values not in ``value_set``."""
+    out = np.empty(len(values), np.int32)  # filled in place: no per-chunk copies of a 10-million-row column
+    unknown: set[str] = set()
+    start = 0
     for chunk in values.chunks:
         found = pc.index_in(chunk.dictionary, value_set=value_set)
-        where = np.full(len(found), -1, np.int64)
-        valid = pc.is_valid(found)
-        where[_mask(valid)] = as_numpy(found.drop_null())
-        parts.append(where[as_numpy(chunk.indices)])
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        valid = _mask(pc.is_valid(found))
+        where = np.full(len(found), -1, np.int32)
+        where[valid] = as_numpy(found.drop_null())
+        if not valid.all():  # a chunk's dictionary holds exactly the values of that chunk
+            unknown.update(chunk.dictionary.filter(pc.invert(pc.is_valid(found))).to_pylist())
+        np.take(where, as_numpy(chunk.indices), out=out[start : start + len(chunk)])
+        start += len(chunk)
+    return out, unknown
 
 
 def _mask(values: pa.BooleanArray) -> np.ndarray:
@@ -114,14 +120,14 @@ class _Ranked:
 
 
 def _rank(run: RunColumns, run_topic: np.ndarray, nq: int, depth: int | None, judged: pa.ChunkedArray) -> _Ranked:
-    if (run_topic >= 0).all():  # every run topic is judged: no copy
+    if not (run_topic < 0).any():  # every run topic is judged: no copy
         rows, topic_all, score_all = None, run_topic, run.score
     else:
         rows = np.flatnonzero(run_topic >= 0)
         topic_all, score_all = run_topic[rows], run.score[rows]
     selected = select_top(topic_all, score_all, nq, depth)
     while True:
-        topic, score = topic_all[selected], score_all[selected]
+        topic, score = topic_all[selected].astype(np.int64), score_all[selected]
         docs = _doc_codes(_take(run.doc, selected if rows is None else rows[selected]), judged)
         doc, judged_doc = docs.codes
         ranked, repeated = rank_codes(topic, doc, score, depth, doc_order=docs.order)
@@ -177,7 +183,7 @@ def _nugget_judgments(qrels: QrelsColumns, q_topic: np.ndarray, doc: np.ndarray)
     """Flat judgments in the dict reader's order: topics in qrels order, nuggets in listing order within
     their topic, docs in listing order within their nugget, a (topic, nugget, doc) repeated with the same
     label once (with two labels: the dict reader's error, naming the line)."""
-    nugget = _codes(qrels.iteration, _distinct(qrels.iteration))
+    nugget = _codes(qrels.iteration, _distinct(qrels.iteration))[0].astype(np.int64)
     n = len(q_topic)
     pair = q_topic * (int(nugget.max(initial=-1)) + 1) + nugget
     _, first_row, pair_id = np.unique(pair, return_index=True, return_inverse=True)
@@ -235,12 +241,11 @@ def evaluate_columns(
     qid_array = _distinct(qrels.topic)
     qids = qid_array.to_pylist()
     nq = len(qids)
-    run_topic = _codes(run.topic, qid_array)
-    extra = len(_distinct(run.topic)) - int(np.count_nonzero(np.bincount(run_topic[run_topic >= 0], minlength=nq)))
+    run_topic, extra = _codes(run.topic, qid_array)
     if extra:
-        logger.warning("%d query(ies) of the run are not in the qrels and are ignored", extra)
+        logger.warning("%d query(ies) of the run are not in the qrels and are ignored", len(extra))
     ranked = _rank(run, run_topic, nq, max_depth(parsed) if parsed else 1, qrels.doc)
-    q_topic = _codes(qrels.topic, qid_array)
+    q_topic = _codes(qrels.topic, qid_array)[0].astype(np.int64)
     out: dict[str, np.ndarray] = {}
     adhoc = [m for m in parsed if m.kind == "adhoc"]
     if adhoc:

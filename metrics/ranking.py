@@ -135,8 +135,8 @@ def index_within_runs(groups: np.ndarray) -> np.ndarray:
 def select_top(topic: np.ndarray, score: np.ndarray, ntopics: int, depth: int | None) -> np.ndarray:
     """Rows (indices, grouped by topic) that can reach the top ``depth`` of their topic's ranking, from arrays.
 
-    ``topic`` holds each row's topic index (0 .. ntopics-1), ``score`` its finite score. Per topic, the
-    depth-th largest score is found in O(n) (``np.partition``) and every row scoring at least that is kept:
+    ``topic`` holds each row's topic index (0 .. ntopics-1, any integer type), ``score`` its finite score. Per
+    topic, the depth-th largest score is found in O(n) (``np.partition``) and every row scoring at least that is kept:
     the whole block tied at the boundary too, so that the doc-id tie-break done later on these rows alone
     (:func:`rank_codes`) is exact. Doc ids are not needed here, which is what lets a caller encode only the
     ids of the kept rows. ``depth`` None keeps every row.
@@ -144,11 +144,9 @@ def select_top(topic: np.ndarray, score: np.ndarray, ntopics: int, depth: int | 
     n = len(topic)
     if n == 0:
         return np.zeros(0, np.int64)
-    changes = np.flatnonzero(topic[1:] != topic[:-1]) + 1
-    present = int(np.count_nonzero(np.bincount(topic, minlength=ntopics)))
-    if len(changes) + 1 == present:  # each topic one contiguous block (TREC runs are)
+    starts = np.concatenate(([0], np.flatnonzero(topic[1:] != topic[:-1]) + 1))
+    if len(np.unique(topic[starts])) == len(starts):  # each topic one contiguous block (TREC runs are)
         order = None
-        starts = np.concatenate(([0], changes))
     else:
         order = np.argsort(topic, kind="stable")
         sorted_topic = topic[order]

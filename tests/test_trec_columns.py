@@ -175,8 +175,8 @@ def test_a_bad_run_line_is_named(tmp_path, files, where, bad):
 @pytest.mark.parametrize(("kind", "data", "match"), [
     ("qrels", b"1 0 a 1\n1 0 b -1\n", r"qrels\.txt:2: label -1 is negative"),
     ("qrels", b"1 0 a 1\n1 0 b 1.0\n", r"qrels\.txt:2: label '1.0' is not an integer"),
-    ("qrels", b"1 0 a 1\n1 0 b\n", r"qrels\.txt:2: expected 4 fields"),
-    ("qrels", b"1 0 a 1\n\n1 0 b 1 x\n", r"qrels\.txt:3: expected 4 fields"),
+    ("qrels", b"1 0 a 1\n1 0 b\n", r"qrels\.txt:2: expected 4 whitespace-separated fields"),
+    ("qrels", b"1 0 a 1\n\n1 0 b 1 x\n", r"qrels\.txt:3: expected 4 whitespace-separated fields"),
     ("qrels", b"1 0 a 1\n1 0 \xff 1\n", r"qrels\.txt:2: not valid UTF-8"),
     ("qrels", b"1 0 a 99999999999999999999\n", r"qrels\.txt:1: label 99999999999999999999 is too large"),
     ("qrels", b"", r"qrels\.txt: the qrels file is empty"),
@@ -184,8 +184,8 @@ def test_a_bad_run_line_is_named(tmp_path, files, where, bad):
     ("qrels", b"\xef\xbb\xbf", r"qrels\.txt: the qrels file is empty"),
     ("run", b"1 Q0 a 1 1 t\n1 Q0 b 2 NaN t\n", r"run\.txt:2: score 'NaN' is not finite"),
     ("run", b"1 Q0 a 1 1 t\r\n1 Q0 b 2 - t\r\n", r"run\.txt:2: score '-' is not a number"),
-    ("run", b"1 Q0 a 1 1 t\n1  Q0 b 2 t\n", r"run\.txt:2: expected 6 fields"),
-    ("run", b"1 Q0 a 1 1 t\n1 Q0  b 2 t\n", r"run\.txt:2: expected 6 fields"),
+    ("run", b"1 Q0 a 1 1 t\n1  Q0 b 2 t\n", r"run\.txt:2: expected 6 whitespace-separated fields"),
+    ("run", b"1 Q0 a 1 1 t\n1 Q0  b 2 t\n", r"run\.txt:2: expected 6 whitespace-separated fields"),
     ("run", b"", r"run\.txt: the run is empty"),
     ("nuggets", b"1 1 a 1\n1 2 a 2\n1 1 a 2\n", r"qrels\.txt:3: .*judged twice with different labels"),
 ])
