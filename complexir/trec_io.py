@@ -46,7 +46,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 BOM = b"\xef\xbb\xbf"
-_BLOCK = 1 << 22  # bytes per parse block: enough blocks for every core, bounded memory on files of any size
+_BLOCK = 1 << 20  # bytes per parse block: small blocks keep the reader's buffers (its peak memory) small
+_RAW_READ = 1 << 20  # bytes read from the file at a time by the space filter
 
 
 _NUMPY_TYPES = {pa.int32(): np.int32, pa.int64(): np.int64, pa.uint64(): np.uint64, pa.float64(): np.float64}
@@ -150,7 +151,7 @@ class _SpaceSeparated:
         return True
 
     def _fill(self) -> None:
-        block = self._raw.read(_BLOCK)
+        block = self._raw.read(_RAW_READ)
         if self._first:
             self._first = False
             block = block.removeprefix(BOM)

@@ -170,6 +170,21 @@ def test_a_bad_run_line_is_named(tmp_path, files, where, bad):
         previous.read_run(path)
 
 
+@pytest.mark.parametrize("read_size", [1, 2, 3, 7, 64])
+def test_file_blocks_split_anywhere(monkeypatch, tmp_path, shared_fixtures, read_size):
+    # the space filter sees the file in pieces: a BOM, a tab, a double space or a line end cut in two
+    from complexir import trec_io
+
+    monkeypatch.setattr(trec_io, "_RAW_READ", read_size)
+    trec = shared_fixtures / "trec_eval"
+    assert read_run(trec / "results.test") == previous.read_run(trec / "results.test")
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"\xef\xbb\xbf1 Q0 a 1 1.5 t\n1 Q0 b 2 0.5 t\r\n1\tQ0\tc 3 0.25 t\n1 Q0  d 4 0.125 t\n")
+    assert read_run(run) == {"1": {"a": 1.5, "b": 0.5, "c": 0.25, "d": 0.125}}
+    run.write_bytes(b"1 Q0 a 1 1.5 t\n1 Q0 b 2 0.5 t \n")
+    assert read_run(run) == {"1": {"a": 1.5, "b": 0.5}}
+
+
 # ---- named bad inputs -----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("kind", "data", "match"), [
