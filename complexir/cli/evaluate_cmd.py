@@ -72,7 +72,13 @@ def run(args: argparse.Namespace) -> int:
         logger.warning("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
         coverage = []
 
-    from complexir.file_eval import evaluate_files  # pyarrow: imported when the command runs, not for --help
+    import pyarrow as pa  # imported when the command runs, not for --help
+
+    from complexir.file_eval import evaluate_files
+
+    # Arrow's system-allocator pool returns freed buffers to the OS at once (its default, mimalloc, keeps them):
+    # a lower peak for a one-shot command on large files.
+    pa.set_memory_pool(pa.system_memory_pool())
 
     wanted = [*adhoc, *coverage]
     qids, values = evaluate_files(args.qrels, args.run, wanted, nuggets=args.nuggets, alpha=args.alpha,
