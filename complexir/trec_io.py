@@ -8,7 +8,8 @@ blank lines are skipped, a UTF-8 byte-order mark at the start is skipped (it is 
 topic id), CRLF line ends are fine. A run file's rank and tag columns are ignored, as trec_eval ignores the
 rank: order comes from the score, ties by doc id descending (see :func:`complexir.metrics.rank_run`).
 
-Every error names the file and the line (:class:`TrecFormatError` carries them as ``path`` and ``line``):
+Every error names the file and the line (:class:`TrecFormatError` carries them as ``path`` and ``line``;
+invalid UTF-8 is Python's ``UnicodeDecodeError``, which the CLI locates):
 the columns are validated with vectorised checks, and only when one fails is the file read again line by
 line (:func:`_scan`) to find the first bad line and say what is wrong with it. That slow reader also accepts
 the few spellings the CSV reader does not (a label ``+1``, a score ``1_000``, as Python's ``int`` and
@@ -235,17 +236,16 @@ def _read_table(path: str | os.PathLike[str], kind: str) -> pa.Table:
 
 
 def _lines(path: str | os.PathLike[str], fields: int, what: str) -> Iterator[tuple[int, list[str]]]:
-    """Line by line, the way the columnar reader splits: spaces and tabs, BOM skipped, blank lines skipped."""
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+    """Line by line, the way the columnar reader splits: spaces and tabs, BOM skipped, blank lines skipped.
+
+    Text mode, so invalid UTF-8 raises the ``UnicodeDecodeError`` that the CLI's error policy locates
+    (file and line) for every text reader alike.
+    """
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
             if lineno == 1:
-                raw = raw.removeprefix(BOM)
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise TrecFormatError(path, lineno, f"not valid UTF-8 ({error.reason} at byte {error.start})") from None
-            parts = line.replace("\t", " ").strip(" \r\n").split(" ")
-            parts = [p for p in parts if p]
+                line = line.removeprefix("\ufeff")
+            parts = [p for p in line.replace("\t", " ").strip(" \r\n").split(" ") if p]
             if not parts:
                 continue
             if len(parts) != fields:

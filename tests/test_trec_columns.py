@@ -53,9 +53,9 @@ def assert_same(qrels_path, run_path, measures, nuggets):
             assert value == pytest.approx(expected[name][q], abs=1e-12), (name, q)
 
 
-def test_fixtures_equal_previous_readers_and_dict_path(shared_fixtures):
-    trec = shared_fixtures / "trec_eval"
-    div = shared_fixtures / "diversity"
+def test_fixtures_equal_previous_readers_and_dict_path(reference_fixtures):
+    trec = reference_fixtures / "trec_eval"
+    div = reference_fixtures / "diversity"
     assert read_qrels(trec / "qrels.test") == previous.read_qrels(trec / "qrels.test")
     assert read_run(trec / "results.test") == previous.read_run(trec / "results.test")  # tabs and aligned spaces
     assert read_nugget_qrels(div / "qrels.txt") == previous.read_nugget_qrels(div / "qrels.txt")
@@ -64,15 +64,15 @@ def test_fixtures_equal_previous_readers_and_dict_path(shared_fixtures):
     assert_same(div / "qrels.txt", div / "run.txt", ADHOC + COVERAGE, nuggets=True)
 
 
-def test_fixtures_equal_the_reference_tools(shared_fixtures):
-    trec = shared_fixtures / "trec_eval"
+def test_fixtures_equal_the_reference_tools(reference_fixtures):
+    trec = reference_fixtures / "trec_eval"
     qids, got = evaluate_files(trec / "qrels.test", trec / "results.test", ["nDCG@10", "nDCG@20", "R@100", "AP",
                                                                              "P@10"])
     assert qids == ["301", "302", "303"]
     expected = {"nDCG@10": 0.3016, "nDCG@20": 0.3525, "R@100": 0.4980, "AP": 0.1785, "P@10": 0.3000}  # out.test.a
     for name, value in expected.items():
         assert got[name].mean() == pytest.approx(value, abs=5e-5)
-    div = shared_fixtures / "diversity"
+    div = reference_fixtures / "diversity"
     qids, got = evaluate_files(div / "qrels.txt", div / "run.txt", ["alpha_nDCG@5", "alpha_nDCG@20", "StRecall@5"],
                                nuggets=True)
     assert got["alpha_nDCG@5"].tolist() == pytest.approx([0.48828444153440875, 0.8532409696413754], abs=1e-12)
@@ -171,12 +171,12 @@ def test_a_bad_run_line_is_named(tmp_path, files, where, bad):
 
 
 @pytest.mark.parametrize("read_size", [1, 2, 3, 7, 64])
-def test_file_blocks_split_anywhere(monkeypatch, tmp_path, shared_fixtures, read_size):
+def test_file_blocks_split_anywhere(monkeypatch, tmp_path, reference_fixtures, read_size):
     # the space filter sees the file in pieces: a BOM, a tab, a double space or a line end cut in two
     from complexir import trec_io
 
     monkeypatch.setattr(trec_io, "_RAW_READ", read_size)
-    trec = shared_fixtures / "trec_eval"
+    trec = reference_fixtures / "trec_eval"
     assert read_run(trec / "results.test") == previous.read_run(trec / "results.test")
     run = tmp_path / "run.txt"
     run.write_bytes(b"\xef\xbb\xbf1 Q0 a 1 1.5 t\n1 Q0 b 2 0.5 t\r\n1\tQ0\tc 3 0.25 t\n1 Q0  d 4 0.125 t\n")
@@ -192,7 +192,6 @@ def test_file_blocks_split_anywhere(monkeypatch, tmp_path, shared_fixtures, read
     ("qrels", b"1 0 a 1\n1 0 b 1.0\n", r"qrels\.txt:2: label '1.0' is not an integer"),
     ("qrels", b"1 0 a 1\n1 0 b\n", r"qrels\.txt:2: expected 4 whitespace-separated fields"),
     ("qrels", b"1 0 a 1\n\n1 0 b 1 x\n", r"qrels\.txt:3: expected 4 whitespace-separated fields"),
-    ("qrels", b"1 0 a 1\n1 0 \xff 1\n", r"qrels\.txt:2: not valid UTF-8"),
     ("qrels", b"1 0 a 99999999999999999999\n", r"qrels\.txt:1: label 99999999999999999999 is too large"),
     ("qrels", b"", r"qrels\.txt: the qrels file is empty"),
     ("qrels", b"\n \t\n\r\n", r"qrels\.txt: the qrels file is empty"),
@@ -215,6 +214,14 @@ def test_bad_input_names_file_and_line(tmp_path, kind, data, match):
         run.write_text("1 Q0 a 1 1 t\n")
         with pytest.raises(TrecFormatError, match=match):
             evaluate_files(path, run, ["alpha_nDCG@5"], nuggets=True)
+
+
+def test_invalid_utf8_is_a_decode_error(tmp_path):
+    # the CLI names file and line for it (tests/test_cli_errors.py), as for every text reader
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(b"1 0 a 1\n1 0 \xff 1\n")
+    with pytest.raises(UnicodeDecodeError):
+        read_qrels(path)
 
 
 def test_spellings_python_accepts_are_read_as_before(tmp_path):
@@ -263,15 +270,15 @@ def test_rel_zero_gives_trec_eval_answer(capsys, tmp_path):
     assert rc != 0 and "rel must be an integer >= 0" in err
 
 
-def test_empty_qrels_is_refused(capsys, tmp_path, shared_fixtures):
+def test_empty_qrels_is_refused(capsys, tmp_path, reference_fixtures):
     empty = tmp_path / "qrels.txt"
     empty.write_text("")
-    rc, out, err = _evaluate(capsys, empty, shared_fixtures / "trec_eval" / "results.test")
+    rc, out, err = _evaluate(capsys, empty, reference_fixtures / "trec_eval" / "results.test")
     assert rc != 0 and out == "" and "qrels.txt: the qrels file is empty" in err
 
 
-def test_bom_qrels_gives_the_plain_answer(capsys, tmp_path, shared_fixtures):
-    trec = shared_fixtures / "trec_eval"
+def test_bom_qrels_gives_the_plain_answer(capsys, tmp_path, reference_fixtures):
+    trec = reference_fixtures / "trec_eval"
     marked = tmp_path / "qrels.test"
     marked.write_bytes(b"\xef\xbb\xbf" + (trec / "qrels.test").read_bytes())
     _, plain, _ = _evaluate(capsys, trec / "qrels.test", trec / "results.test", "--per-query")
@@ -279,8 +286,8 @@ def test_bom_qrels_gives_the_plain_answer(capsys, tmp_path, shared_fixtures):
     assert with_bom == plain and _means(plain)["nDCG@10"] == pytest.approx(0.3016, abs=5e-5)
 
 
-def test_huge_cutoff_on_the_command_line(capsys, shared_fixtures):
-    trec = shared_fixtures / "trec_eval"
+def test_huge_cutoff_on_the_command_line(capsys, reference_fixtures):
+    trec = reference_fixtures / "trec_eval"
     rc, out, _ = _evaluate(capsys, trec / "qrels.test", trec / "results.test", "-m", "nDCG@100000000", "-m", "nDCG")
     means = _means(out)
     assert rc == 0 and means["nDCG@100000000"] == means["nDCG"]
