@@ -12,7 +12,8 @@ batch's window embeddings exist at once, and per query only the running top-k do
 
 Window boundaries fall between words of the model's own pre-tokenizer, so re-tokenizing a window's text gives
 the same tokens (exactly for WordPiece models such as all-MiniLM-L6-v2). The wrapper reports what it encoded
-through ``doc_token_counts`` (read by the LoCoV1 tasks for ``doc_token_share_seen``): every token unless
+through ``doc_token_counts`` (``complexir.models.ReadsDocumentTokens``, read by the LoCoV1 tasks for
+``doc_token_share_seen``): every token unless
 ``max_windows_per_doc`` caps the windows. Results are filed under the model's name with
 ``experiment_kwargs`` naming the mode, so they never overwrite the plain model's results.
 """
@@ -25,11 +26,11 @@ from typing import Any
 
 import numpy as np
 from datasets import Dataset
-from mteb._create_dataloaders import create_dataloader
 from mteb.types import PromptType
 from tqdm.auto import tqdm
 
-from complexir.tasks.locov1 import TokenBudget, corpus_texts, find_sentence_transformer
+from complexir.models import TokenBudget, corpus_texts, find_sentence_transformer
+from complexir.mteb_internals import create_dataloader
 
 logger = logging.getLogger(__name__)
 

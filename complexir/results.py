@@ -5,8 +5,8 @@ per-query scores ``complexir run`` keeps for significance tests, ``<output>/per_
 <revision>/<Task>.json``. An experiment (e.g. ``complexir run --long-docs chunk``) sits one level down in
 both, in mteb's ``<revision>/experiments/<experiment>/`` folder.
 
-``run`` writes the per-query files through :func:`write_per_query`; ``report`` reads a whole run back with
-:func:`load_run`. Both sides of the layout live here so they cannot drift apart.
+The tasks write the per-query files through :func:`write_per_query`, where ``run`` tells them to;
+``report`` reads a whole run back with :func:`load_run`. Both sides of the layout live here so they cannot drift apart.
 """
 
 from __future__ import annotations
@@ -59,18 +59,16 @@ def per_query_path(output: Path, meta: Any, task_name: str) -> Path:
     return output / PER_QUERY_FOLDER / result_path.relative_to(results_root)
 
 
-def write_per_query(output: Path, meta: Any, tasks: list[Any]) -> None:
-    """Per-query scores per task: what ``complexir report --baseline`` tests significance on.
-
-    ``meta`` must be the meta of the model passed to ``mteb.evaluate`` (the outermost wrapper), so the
-    files sit beside the result JSON mteb wrote.
-    """
-    for task in tasks:
-        path = per_query_path(output, meta, task.metadata.name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"task": task.metadata.name, "model": meta.name, "revision": meta.revision,
-                   "experiment": meta.experiment_name, "scores": task.per_query_scores}
-        path.write_text(json.dumps(payload, indent=1, sort_keys=True))
+def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any]) -> None:
+    """One task's per-query scores (subset → split → measure → query → value): what ``complexir report
+    --baseline`` tests significance on. The task writes them at the end of its evaluation, to the path
+    ``complexir run`` gives it (:func:`per_query_path`); ``meta`` is the evaluated model's (the outermost wrapper),
+    so the file sits beside the result JSON mteb writes."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"task": task_name, "model": meta.name, "revision": meta.revision,
+               "experiment": meta.experiment_name, "scores": scores}
+    path.write_text(json.dumps(payload, indent=1, sort_keys=True))
 
 
 # ------------------------------------------------------------------------------------------- reading

@@ -27,9 +27,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
+from datasets import concatenate_datasets
 from mteb import Benchmark
-from mteb._evaluators.retrieval_evaluator import RetrievalEvaluator
-from mteb._evaluators.retrieval_metrics import make_score_dict
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 from mteb.models import (
     CrossEncoderProtocol,
@@ -38,15 +37,17 @@ from mteb.models import (
     SearchEncoderWrapper,
     SearchProtocol,
 )
-from mteb.types import ScoresDict
 
+from complexir import mteb_internals, reader
 from complexir.benchmarks import CRUMB, SubsetSpec
 
-from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
+from .layout_task import QUERY_MEAN_PREFIXES, LayoutRetrievalTask, define_task, spec_metadata
 
 logger = logging.getLogger(__name__)
 
 MAXP_DOCS = 100  # after collapsing, at least this many documents per query are exact (R@100 needs them)
+#: MTEB score keys that paper_retrieval computes on its binary qrels, as the official code does
+BINARY_PREFIXES = ("recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_", "accuracy")
 
 INSTRUCTION_NOTE = (
     " Each query carries its task's instruction: instruction-following models receive it as the task prompt "
@@ -73,6 +74,61 @@ def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str])
     return out
 
 
+def as_search_model(model: Any) -> Any:
+    """``model`` as an MTEB search model, wrapped the way MTEB wraps it for retrieval."""
+    if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
+        return SearchEncoderWrapper(model)
+    if isinstance(model, CrossEncoderProtocol):
+        return SearchCrossEncoderWrapper(model)
+    if isinstance(model, SearchProtocol):
+        return model
+    raise TypeError(f"expected an Encoder, CrossEncoder or Search model, got {type(model)}")
+
+
+class CRUMBSearch:
+    """MTEB search model for one CRUMB task and split: the split's instruction becomes the query prompt, and for
+    MaxP the passage run is collapsed to documents.
+
+    ``splits``: MTEB subset → ``instruction`` (or None) and, for MaxP, ``parents`` (passage → document).
+    MaxP searches deep enough that the first ``MAXP_DOCS`` collapsed documents are exact: collapsing a prefix of
+    the passage ranking gives a prefix of the collapsed full ranking, so if every document has at most ``m``
+    passages, the top ``MAXP_DOCS * m`` passages hold at least ``MAXP_DOCS`` distinct documents, all exact.
+    """
+
+    def __init__(self, model: Any, splits: dict[str, dict[str, Any]], *, maxp: bool):
+        self.model = model  # what it wraps, for tools that walk wrapper chains (complexir.models.wrapped_models)
+        self.search_model = as_search_model(model)
+        self.splits = splits
+        self.maxp = maxp
+        self.corpus_size = 0
+
+    @property
+    def mteb_model_meta(self) -> Any:
+        return self.model.mteb_model_meta
+
+    def _with_prompt(self, task_metadata: Any, hf_subset: str) -> Any:
+        instruction = self.splits[hf_subset].get("instruction")
+        return task_metadata.model_copy(update={"prompt": {"query": instruction}}) if instruction else task_metadata
+
+    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+              num_proc: int | None = None, **kwargs: Any) -> None:
+        self.corpus_size = len(corpus)
+        self.search_model.index(corpus, task_metadata=self._with_prompt(task_metadata, hf_subset), hf_split=hf_split,
+                                hf_subset=hf_subset, encode_kwargs=encode_kwargs, num_proc=num_proc, **kwargs)
+
+    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
+               encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
+               **kwargs: Any) -> dict[str, dict[str, float]]:
+        parents = self.splits[hf_subset].get("parents", {})
+        depth = top_k
+        if self.maxp and parents:
+            depth = min(self.corpus_size, max(top_k, MAXP_DOCS * max(Counter(parents.values()).values())))
+        results = self.search_model.search(
+            queries, task_metadata=self._with_prompt(task_metadata, hf_subset), hf_split=hf_split, hf_subset=hf_subset,
+            top_k=depth, encode_kwargs=encode_kwargs, top_ranked=top_ranked, num_proc=num_proc, **kwargs)
+        return maxp_collapse(results, parents) if self.maxp else results
+
+
 class CRUMBTask(LayoutRetrievalTask):
     """One CRUMB task and corpus setting, scored as the official ``crumb_eval`` scores it."""
 
@@ -84,7 +140,7 @@ class CRUMBTask(LayoutRetrievalTask):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._extra: dict[str, dict[str, dict[str, Any]]] = {}  # hf_subset → split → binary qrels, counts, prompt
+        self._extra: dict[str, dict[str, dict[str, Any]]] = {}  # hf_subset → split → binary qrels, parents, prompt
 
     # -- data -----------------------------------------------------------------------------------------
     @property
@@ -95,39 +151,41 @@ class CRUMBTask(LayoutRetrievalTask):
     def available_in(self, data_dir: str | os.PathLike) -> bool:
         if not super().available_in(data_dir):
             return False
-        from complexir.reader import list_subsets
-
-        return self.qrels_subset in list_subsets(Path(data_dir) / self.benchmark_dir)
+        return self.qrels_subset in reader.list_subsets(Path(data_dir) / self.benchmark_dir)
 
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
+        """MTEB's loader for the task's own subset; our reader for what MTEB's cannot combine: MaxP's passages
+        with the documents' queries and qrels (the passage subset may hold only a corpus), the binary splits."""
         corpus_subset = self.layout_subsets[hf_subset]
-        scoring = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split, config=self.qrels_subset)
-        corpus_loader = scoring if corpus_subset == self.qrels_subset else RetrievalDatasetLoader(
-            hf_repo=path, revision=revision, split=split, config=corpus_subset)
+        if corpus_subset == self.qrels_subset:
+            data = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split, config=corpus_subset).load()
+            corpus, queries, qrels = data["corpus"], data["queries"], data["relevant_docs"]
+        else:
+            corpus = reader.load(path, corpus_subset, "corpus", revision=revision)
+            queries = reader.load(path, self.qrels_subset, "queries", split, revision=revision)
+            qrels = reader.qrels_dict(reader.load(path, self.qrels_subset, "qrels", split, revision=revision))
         # only what the model reads: extra columns (parent-id, metadata) are not model input
-        corpus = corpus_loader._load_corpus(None)
         extra: dict[str, Any] = {}
         if self.maxp:  # MaxP collapses by the layout's parent-id, not by parsing ids
             parent_ids = corpus["parent-id"] if "parent-id" in corpus.column_names else [None] * len(corpus)
             extra["parents"] = {pid: parent or passage_parent(pid) for pid, parent in zip(corpus["id"], parent_ids,
                                                                                           strict=True)}
         corpus = corpus.select_columns([c for c in ("id", "title", "text") if c in corpus.column_names])
-        queries = scoring._load_queries(None)
         queries = queries.select_columns([c for c in ("id", "text", "instruction") if c in queries.column_names])
-        qrels = scoring._load_qrels(None)
         if self.binary_recall:
-            binary = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split + "_binary",
-                                            config=self.qrels_subset)
-            extra["binary_qrels"] = binary._load_qrels(None)
-            extra["binary_zero"] = self._zero_score_queries.get(self.qrels_subset, {}).get(split + "_binary", [])
-            # queries with a binary positive but no graded positive are retrieved for too (official recall counts them)
+            binary_split = split + "_binary"
+            extra["binary_qrels"] = reader.qrels_dict(reader.load(path, self.qrels_subset, "qrels", binary_split,
+                                                                  revision=revision))
+            extra["binary_zero"] = self._zero_score_queries.get(self.qrels_subset, {}).get(binary_split, [])
+            # queries with a binary positive but no graded positive are retrieved for too (official recall counts
+            # them): MTEB retrieves for the queries in the qrels, so they enter with their documents graded 0
+            # (their nDCG is 0; count_judged_queries keeps them out of the graded denominator)
             have = set(queries["id"])
-            more = binary._load_queries(None)
-            more = more.select([i for i, q in enumerate(more["id"]) if q not in have])
+            more = reader.load(path, self.qrels_subset, "queries", binary_split, revision=revision)
+            more = more.select([i for i, q in enumerate(more["id"]) if q not in have and q in extra["binary_qrels"]])
             if len(more):
-                from datasets import concatenate_datasets
-
                 queries = concatenate_datasets([queries, more.select_columns(queries.column_names)])
+                qrels = {**qrels, **{q: dict.fromkeys(extra["binary_qrels"][q], 0) for q in more["id"]}}
         if "instruction" in queries.column_names:
             counts = Counter(queries["instruction"])
             instruction, n = counts.most_common(1)[0]
@@ -136,91 +194,52 @@ class CRUMBTask(LayoutRetrievalTask):
                                "queries)", self.metadata.name, split, len(counts), n, len(queries))
             extra["instruction"] = instruction
             queries = queries.remove_columns("instruction")  # else MTEB appends it to every query's text
-        ids = set(queries["id"])
-        keep = [i for i, q in enumerate(queries["id"]) if q in qrels or q in extra.get("binary_qrels", {})]
-        queries = queries.select(keep)
+        queries = queries.select([i for i, q in enumerate(queries["id"]) if q in qrels])
         self._extra.setdefault(hf_subset, {})[split] = extra
-        logger.debug("%s/%s: %d queries, %d documents", self.metadata.name, split, len(ids), len(corpus))
+        logger.debug("%s/%s: %d queries, %d documents", self.metadata.name, split, len(queries), len(corpus))
         return RetrievalSplitData(corpus=corpus, queries=queries, relevant_docs=qrels, top_ranked=None)
 
     # -- evaluation -----------------------------------------------------------------------------------
-    def _search_depth(self, corpus: Any, parents: dict[str, str]) -> int:
-        """Passages to retrieve: for MaxP, enough that the first ``MAXP_DOCS`` collapsed documents are exact.
-
-        Collapsing a prefix of the passage ranking gives a prefix of the collapsed full ranking, so if every
-        document has at most ``m`` passages, the top ``MAXP_DOCS * m`` passages hold at least ``MAXP_DOCS``
-        distinct documents, all exact.
-        """
-        if not self.maxp:
-            return self._top_k
-        per_doc = Counter(parents.values())
-        return min(len(corpus), max(self._top_k, MAXP_DOCS * max(per_doc.values())))
-
     def zero_score_queries(self, hf_subset: str, split: str) -> list[str]:
         """The judged queries without a positive of the subset that scores this task (``<task>_full`` for MaxP)."""
         return self._zero_score_queries.get(self.qrels_subset, {}).get(split, [])
 
-    def _evaluate_subset(self, model: Any, data_split: RetrievalSplitData, *, encode_kwargs: Any, hf_split: str,
-                         hf_subset: str, prediction_folder: Path | None = None, num_proc: int | None = None,
-                         timer: Any, **kwargs: Any) -> ScoresDict:
-        """MTEB's retrieval evaluation, plus MaxP, binary-qrels recall and the official (judged-query) mean."""
+    def search_model(self, model: Any, split: str) -> Any:
+        """The model wrapped to carry the split's instruction as its query prompt and, for MaxP, to collapse."""
+        splits = {hf_subset: by_split[split] for hf_subset, by_split in self._extra.items() if split in by_split}
+        if not self.maxp and not any(extra.get("instruction") for extra in splits.values()):
+            return model
+        return CRUMBSearch(model, splits, maxp=self.maxp)
+
+    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
+                             results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
+        """Per-query scores on the graded qrels; for paper_retrieval, recall, precision, MRR and hit rate on the
+        binary qrels, computed as MTEB computes them, averaged over every judged binary query (official)."""
+        graded = {q: d for q, d in qrels.items() if any(v > 0 for v in d.values())}
+        super().task_specific_scores(scores, graded, {q: results.get(q, {}) for q in graded}, hf_split, hf_subset)
+        if not self.binary_recall:
+            return {}
         extra = self._extra[hf_subset][hf_split]
-        graded = {q: d for q, d in data_split["relevant_docs"].items() if d}
-        binary = {q: d for q, d in extra.get("binary_qrels", {}).items() if d}
-        own = "metadata" in self.__dict__
-        saved = self.metadata
-        if extra.get("instruction"):  # a per-instance copy carries this split's instruction as the query prompt
-            self.metadata = saved.model_copy(update={"prompt": {"query": extra["instruction"]}})
-        try:
-            retriever = RetrievalEvaluator(
-                corpus=data_split["corpus"], queries=data_split["queries"], task_metadata=self.metadata,
-                hf_split=hf_split, hf_subset=hf_subset, top_ranked=None,
-                top_k=self._search_depth(data_split["corpus"], extra.get("parents", {})), timer=timer, **kwargs)
-            if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
-                search_model = SearchEncoderWrapper(model)
-            elif isinstance(model, CrossEncoderProtocol):
-                search_model = SearchCrossEncoderWrapper(model)
-            elif isinstance(model, SearchProtocol):
-                search_model = model
-            else:
-                raise TypeError(f"expected an Encoder, CrossEncoder or Search model, got {type(model)}")
-            results = retriever(search_model, encode_kwargs=encode_kwargs, num_proc=num_proc)
-        finally:
-            if own:
-                self.metadata = saved
-            else:
-                self.__dict__.pop("metadata", None)
-        if prediction_folder:
-            self._save_task_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
-        if self.maxp:
-            results = maxp_collapse(results, extra["parents"])
+        binary = {q: d for q, d in extra["binary_qrels"].items() if d}
+        if not binary:  # no binary judgment in this split: every binary measure is 0, as officially
+            return {"accuracy": 0.0, **{f"{prefix}{k}": 0.0 for prefix in BINARY_PREFIXES[:-1] for k in self.k_values}}
+        measured = mteb_internals.retrieval_scores(binary, {q: results.get(q, {}) for q in binary}, self.k_values)
+        scale = len(binary) / (len(binary) + len(extra["binary_zero"]))
+        return {key: value * scale for key, value in measured.items() if key.startswith(BINARY_PREFIXES)}
 
-        def scored(qrels: dict[str, dict[str, int]]) -> Any:
-            run = {q: results.get(q, {}) for q in qrels}
-            return retriever.evaluate(qrels, run, self.k_values, ignore_identical_ids=self.ignore_identical_ids,
-                                      skip_first_result=self.skip_first_result)
-
-        # crumb_eval averages over every judged query: the ones without a positive (dropped by the layout) score 0
-        main = scored(graded)
-        scale = len(graded) / (len(graded) + len(self.zero_score_queries(hf_subset, hf_split)))
-        parts = {"ndcg": main.ndcg, "_map": main.map, "recall": main.recall, "precision": main.precision,
-                 "mrr": main.mrr, "hit_rate": main.hit_rate}
-        parts = {k: {m: v * scale for m, v in d.items()} for k, d in parts.items()}
-        naucs, naucs_mrr = main.naucs, main.naucs_mrr
-        if self.binary_recall:
-            bin_scores = scored(binary)
-            bscale = len(binary) / (len(binary) + len(extra["binary_zero"])) if binary else 0.0
-            for key, values in (("recall", bin_scores.recall), ("precision", bin_scores.precision),
-                                ("mrr", bin_scores.mrr), ("hit_rate", bin_scores.hit_rate)):
-                parts[key] = {m: v * bscale for m, v in values.items()}
-        task_scores = self.task_specific_scores(main.all_scores, graded, {q: results.get(q, {}) for q in graded},
-                                                hf_split=hf_split, hf_subset=hf_subset)
-        scores = make_score_dict(ndcg=parts["ndcg"], _map=parts["_map"], recall=parts["recall"],
-                                 precision=parts["precision"], mrr=parts["mrr"], naucs=naucs, naucs_mrr=naucs_mrr,
-                                 hit_rate=parts["hit_rate"], task_scores=task_scores,
-                                 previous_results_model_meta=self._previous_results_model_meta)
+    def count_judged_queries(self, scores: dict[str, Any], hf_subset: str, split: str) -> dict[str, Any]:
+        """crumb_eval averages over every judged query: MTEB's means run over the retrieved queries (those with a
+        graded positive, and paper_retrieval's binary-only ones, which score 0 on the graded measures); the graded
+        ones are rescaled to the judged queries; the binary ones are final (:meth:`task_specific_scores`)."""
+        relevant = self.dataset[hf_subset][split]["relevant_docs"]
+        graded = sum(1 for docs in relevant.values() if any(v > 0 for v in docs.values()))
+        judged = graded + len(self.zero_score_queries(hf_subset, split))
+        final = BINARY_PREFIXES if self.binary_recall else ()
+        for key, value in scores.items():
+            if key.startswith(QUERY_MEAN_PREFIXES) and not key.startswith(final) and isinstance(value, (int, float)):
+                scores[key] = value * len(relevant) / judged
         # the means are rescaled above (two populations on paper_retrieval); this adds the counts and the zeros
-        return self.count_zero_score_queries(scores, hf_subset, hf_split, len(graded), rescale=())
+        return self.count_zero_score_queries(scores, hf_subset, split, graded, rescale=())
 
 
 SPEC = CRUMB

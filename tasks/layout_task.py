@@ -5,10 +5,15 @@ single subset) to a layout subset; MTEB's own ``RetrievalDatasetLoader`` then re
 ``-queries``, ``-qrels`` (and ``-top_ranked``) configs natively, from a local folder or the Hub repo in the
 task's metadata. Nothing is copied.
 
-Where the data comes from, first match wins:
-1. ``task.data_dir`` set on the instance (``complexir run --data-dir`` sets it),
-2. the ``COMPLEXIR_DATA_DIR`` environment variable: a folder holding one folder per benchmark,
+Where the data comes from is a :class:`~complexir.data_source.DataSource` handed to the task, first match wins:
+1. ``task.source`` on the instance (``complexir run`` sets it; ``task.data_dir = folder`` is the short form),
+2. ``default_source`` on the class (the mteb hook sets it from ``COMPLEXIR_DATA_DIR`` for the plain ``mteb`` CLI),
 3. the Hub repo ``metadata.dataset["path"]`` at ``metadata.dataset["revision"]``.
+No task reads the environment.
+
+Evaluation goes through MTEB's public entry points only: :meth:`evaluate` (MTEB's, then the judged queries
+without a relevant document counted in with score 0, and the per-query scores written where ``per_query_file``
+says) and :meth:`task_specific_scores` (extra measures).
 """
 
 from __future__ import annotations
@@ -24,18 +29,18 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from complexir import reader
 from complexir.benchmarks import BenchmarkSpec
+from complexir.data_source import DataSource
 from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
+from complexir.results import write_per_query
 
 logger = logging.getLogger(__name__)
-
-DATA_DIR_ENV = "COMPLEXIR_DATA_DIR"
 
 # Per-query scores kept for significance tests, MTEB-style keys → our measure names (the same maths as
 # trec_eval: tests check equality with pytrec_eval, which MTEB itself uses).
 # MTEB score keys that are means over queries where a query without a relevant document scores 0: the
 # ones a judged-but-positive-less query (dropped from the layout) must still count in, as trec_eval/ndeval do.
 QUERY_MEAN_PREFIXES = ("ndcg_at_", "map_at_", "recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_",
-                       "alpha_ndcg_at_", "strecall_at_")
+                       "alpha_ndcg_at_", "strecall_at_", "accuracy")  # MTEB's accuracy is the mean recall@1
 
 PER_QUERY_ADHOC = {parse_measure(name).mteb_key: name for name in ("nDCG@10", "nDCG@20", "R@10", "R@100", "AP@10",
                                                                   "RR@10")}
@@ -50,7 +55,11 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 
     benchmark_dir: ClassVar[str]
     layout_subsets: ClassVar[dict[str, str | None]]
-    data_dir: str | os.PathLike | None = None
+    #: where tasks without a source of their own read (None: the Hub); set by the mteb hook, not by tasks
+    default_source: ClassVar[DataSource | None] = None
+    source: DataSource | None = None
+    #: where :meth:`evaluate` writes this task's per-query scores (JSON), when set; ``complexir run`` sets it
+    per_query_file: Path | None = None
     # True: a local data dir may hold only some of the subsets; the task then runs those (its hf_subsets shrink)
     allow_missing_subsets: ClassVar[bool] = False
 
@@ -61,18 +70,20 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         # layout subset → split → judged queries without a relevant document (from the card; they score 0)
         self._zero_score_queries: dict[str, dict[str, list[str]]] = {}
 
+    @property
+    def data_dir(self) -> Path | None:
+        """The local data dir this task reads, None for the Hub."""
+        return (self.source or self.default_source or DataSource.hub()).data_dir
+
+    @data_dir.setter
+    def data_dir(self, folder: str | os.PathLike | None) -> None:
+        self.source = None if folder is None else DataSource.local(folder)
+
     def data_source(self) -> tuple[str, str | None]:
         """(local folder or Hub repo id, revision) this task reads."""
-        base = self.data_dir or os.environ.get(DATA_DIR_ENV)
-        if base:
-            folder = Path(base).expanduser() / self.benchmark_dir
-            if not folder.is_dir():
-                raise FileNotFoundError(
-                    f"{self.metadata.name}: no benchmark folder {folder} (data dir {base!r}); build it with "
-                    f"`complexir build {self.benchmark_dir} --out {folder}`"
-                )
-            return str(folder.resolve()), None
-        return self.metadata.dataset["path"], self.metadata.dataset["revision"]
+        source = self.source or self.default_source or DataSource.hub()
+        return source.locate(self.benchmark_dir, self.metadata.dataset["path"], self.metadata.dataset["revision"],
+                             task=self.metadata.name)
 
     def subsets_present(self, data_dir: str | os.PathLike) -> list[str]:
         """The MTEB subsets whose layout subset exists in ``data_dir`` (none without a benchmark folder)."""
@@ -132,17 +143,40 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         """Judged queries of this subset and split that have no relevant document: they score 0 in every mean."""
         return self._zero_score_queries.get(self.layout_subsets[hf_subset], {}).get(split, [])
 
-    def _evaluate_subset(self, model: Any, data_split: RetrievalSplitData, *, hf_split: str, hf_subset: str,
-                         **kwargs: Any) -> dict[str, Any]:
-        """MTEB's evaluation, then the judged queries without a relevant document counted in with score 0.
+    # -- evaluation (MTEB's public entry points) -----------------------------------------------------------------
+    def evaluate(self, model: Any, split: str = "test", subsets_to_run: list[str] | None = None, *,
+                 encode_kwargs: Any, **kwargs: Any) -> dict[str, dict[str, Any]]:
+        """MTEB's evaluation of ``split`` (through :meth:`search_model`), then per subset the judged queries
+        without a relevant document counted in with score 0 (:meth:`count_judged_queries`) and the scores about
+        the model itself (:meth:`model_scores`); the per-query scores go to ``per_query_file`` when it is set."""
+        scores = super().evaluate(self.search_model(model, split), split, subsets_to_run,
+                                  encode_kwargs=encode_kwargs, **kwargs)
+        out: dict[str, dict[str, Any]] = {}
+        for hf_subset, subset_scores in scores.items():
+            subset_scores = self.count_judged_queries(dict(subset_scores), hf_subset, split)
+            subset_scores.update(self.model_scores(model, hf_subset, split, encode_kwargs))
+            subset_scores["main_score"] = subset_scores[self.metadata.main_score]
+            out[hf_subset] = subset_scores
+        if self.per_query_file is not None:  # every split so far: the file is whole after each one
+            write_per_query(self.per_query_file, self.metadata.name, model.mteb_model_meta, self.per_query_scores)
+        return out
 
-        MTEB drops such queries (it cannot rank for them); trec_eval and ndeval average them in as 0. Every
-        measure in ``QUERY_MEAN_PREFIXES`` is 0 for them, so the mean over all judged queries is exactly the
-        mean over the scored ones times scored / judged.
-        """
-        scores = super()._evaluate_subset(model, data_split, hf_split=hf_split, hf_subset=hf_subset, **kwargs)
-        scored = sum(1 for docs in data_split["relevant_docs"].values() if any(v > 0 for v in docs.values()))
-        return self.count_zero_score_queries(scores, hf_subset, hf_split, scored, rescale=QUERY_MEAN_PREFIXES)
+    def search_model(self, model: Any, split: str) -> Any:
+        """The model MTEB evaluates ``split`` with; a task that searches its own way wraps it here."""
+        return model
+
+    def model_scores(self, model: Any, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
+        """Scores about the model rather than the ranking (how much of the documents it read); none by default."""
+        return {}
+
+    def count_judged_queries(self, scores: dict[str, Any], hf_subset: str, split: str) -> dict[str, Any]:
+        """MTEB drops judged queries without a relevant document (it cannot rank for them); trec_eval and ndeval
+        average them in as 0. Every measure in ``QUERY_MEAN_PREFIXES`` is 0 for them, so the mean over all judged
+        queries is exactly the mean over the scored ones times scored / judged."""
+        relevant = self.dataset[hf_subset][split]["relevant_docs"]
+        scored = sum(1 for docs in relevant.values() if any(v > 0 for v in docs.values()))
+        return self.count_zero_score_queries(scores, hf_subset, split, scored, rescale=QUERY_MEAN_PREFIXES)
+
 
     def count_zero_score_queries(self, scores: dict[str, Any], hf_subset: str, split: str, scored: int, *,
                                  rescale: tuple[str, ...]) -> dict[str, Any]:
@@ -172,7 +206,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 
         Only measures whose cutoff the run reaches: a task that retrieves 20 documents has no R@100.
         """
-        measures = {key: m for key, m in PER_QUERY_ADHOC.items() if max_depth([m]) <= self._top_k}
+        depth = max(self.k_values)  # what MTEB retrieves per query
+        measures = {key: m for key, m in PER_QUERY_ADHOC.items() if max_depth([m]) <= depth}
         per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(measures.values())),
                                     list(measures.values()))
         self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {

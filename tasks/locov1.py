@@ -2,7 +2,7 @@
 
 Main score nDCG@10 over whole documents, as in the paper. Long documents are the point of LoCoV1, so every
 result also says how much of each document the model actually read: after MTEB's own evaluation,
-``_evaluate_subset`` counts each document's tokens with the model's own tokenizer and adds to the subset's
+``model_scores`` counts each document's tokens with the model's own tokenizer and adds to the subset's
 scores
 
 * ``doc_token_share_seen``: mean over documents of (tokens the model encoded / tokens in the document),
@@ -13,7 +13,7 @@ scores
   long too (report summaries, abstracts) and which every mode encodes as one truncated input.
 
 A model wrapper that encodes more than one input per document (``complexir.long_docs``) reports what it
-really encoded through a ``doc_token_counts(texts)`` method; a plain SentenceTransformer-based model is
+really encoded by implementing ``complexir.models.ReadsDocumentTokens``; a plain SentenceTransformer-based model is
 measured by its ``max_seq_length``. A model whose tokenizer cannot be found (an API model) gets no such keys
 and a warning, never a made-up number.
 """
@@ -21,7 +21,6 @@ and a warning, never a made-up number.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import mteb
@@ -29,6 +28,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from complexir.benchmarks import LOCOV1, SubsetSpec
+from complexir.models import ReadsDocumentTokens, TokenBudget, corpus_texts, find_sentence_transformer, wrapped_models
 
 from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
@@ -40,74 +40,14 @@ TOKEN_BATCH_DOCS = 32  # documents tokenized at once when measuring (bounded mem
 
 
 # -- how much of each document a model reads ------------------------------------------------------------
-def find_sentence_transformer(model: Any, depth: int = 8) -> Any | None:
-    """The SentenceTransformer inside an MTEB wrapper chain (``.model`` / ``._model``), or None."""
-    from sentence_transformers import SentenceTransformer
-
-    for _ in range(depth):
-        if isinstance(model, SentenceTransformer):
-            return model
-        inner = getattr(model, "model", None)
-        if inner is None:
-            inner = getattr(model, "_model", None)
-        if inner is None or inner is model:
-            return None
-        model = inner
-    return None
-
-
-class TokenBudget:
-    """A model's tokenizer (untruncated, without special tokens) and how many text tokens one input holds."""
-
-    def __init__(self, st_model: Any):
-        from tokenizers import Tokenizer
-
-        tokenizer = st_model.tokenizer
-        if not getattr(tokenizer, "is_fast", False):
-            raise ValueError(f"{type(tokenizer).__name__} is not a fast tokenizer: token offsets are needed")
-        # A private copy: the shared backend carries padding/truncation state that HF tokenizers mutate.
-        self.backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
-        self.backend.no_truncation()
-        self.backend.no_padding()
-        self.max_seq_length = int(st_model.max_seq_length)
-        self.capacity = self.max_seq_length - tokenizer.num_special_tokens_to_add(pair=False)
-        if self.capacity <= 0:
-            raise ValueError(f"max_seq_length {self.max_seq_length} leaves no room for text tokens")
-
-    def lengths(self, texts: Sequence[str]) -> np.ndarray:
-        """Token count of each text, special tokens excluded."""
-        return np.fromiter((len(e) for e in self.backend.encode_batch(list(texts), add_special_tokens=False)),
-                           dtype=np.int64, count=len(texts))
-
-    def truncated_counts(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens seen, tokens in total) for a model that reads the first ``capacity`` tokens of each text."""
-        total = self.lengths(texts)
-        return np.minimum(total, self.capacity), total
-
-
-def corpus_texts(corpus: Any, batch_docs: int = TOKEN_BATCH_DOCS) -> Iterator[list[str]]:
-    """The corpus, ``batch_docs`` documents at a time, as the model reads them (title and text, as MTEB joins)."""
-    has_title = "title" in corpus.column_names
-    for start in range(0, len(corpus), batch_docs):
-        rows = corpus[start:start + batch_docs]
-        titles = rows["title"] if has_title else [None] * len(rows["text"])
-        yield [(f"{t} {x}" if t else x).strip() for t, x in zip(titles, rows["text"], strict=True)]
-
-
 def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dict[str, float]:
     """``doc_token_share_seen`` and friends for ``model`` on ``corpus``; {} when the model has no tokenizer."""
-    counter = None
-    budget: TokenBudget | None = None
-    probe = model
-    for _ in range(8):  # the outermost object that knows what it encodes wins (a chunking wrapper)
-        if hasattr(probe, "doc_token_counts"):
-            counter = probe.doc_token_counts
-            budget = getattr(probe, "budget", None)
-            break
-        probe = getattr(probe, "model", None) or getattr(probe, "_model", None)
-        if probe is None:
-            break
-    if counter is None:
+    # the outermost model that says what it encodes wins (a chunking wrapper); else the truncating model's budget
+    reader = next((m for m in wrapped_models(model) if isinstance(m, ReadsDocumentTokens)), None)
+    if reader is not None:
+        budget: TokenBudget = reader.budget
+        counter = reader.doc_token_counts
+    else:
         st_model = find_sentence_transformer(model)
         if st_model is None:
             logger.warning("cannot find the tokenizer of %s: doc_token_share_seen not recorded", type(model).__name__)
@@ -116,8 +56,8 @@ def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dic
         counter = budget.truncated_counts
     seen_parts, total_parts = [], []
     n_batches = -(-len(corpus) // TOKEN_BATCH_DOCS)
-    for texts in tqdm(corpus_texts(corpus), total=n_batches, desc="counting document tokens", unit="batch",
-                      disable=not progress, mininterval=1.0):
+    for texts in tqdm(corpus_texts(corpus, TOKEN_BATCH_DOCS), total=n_batches, desc="counting document tokens",
+                      unit="batch", disable=not progress, mininterval=1.0):
         seen, total = counter(texts)
         seen_parts.append(np.asarray(seen, dtype=np.int64))
         total_parts.append(np.asarray(total, dtype=np.int64))
@@ -128,8 +68,7 @@ def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dic
         "docs_truncated_share": float((seen < total).mean()),
         "doc_tokens_mean": float(total.mean()),
     }
-    if budget is not None:
-        scores["model_tokens_per_input"] = float(budget.capacity)
+    scores["model_tokens_per_input"] = float(budget.capacity)
     return scores
 
 
@@ -150,17 +89,16 @@ class LoCoV1Task(LayoutRetrievalTask):
 
     benchmark_dir: ClassVar[str] = SPEC.folder
 
-    def _evaluate_subset(self, model: Any, data_split: Any, **kwargs: Any) -> dict[str, Any]:
-        scores = dict(super()._evaluate_subset(model, data_split, **kwargs))
-        progress = kwargs.get("encode_kwargs", {}).get("show_progress_bar", True)
-        share = token_share_scores(model, data_split["corpus"], progress=progress)
+    def model_scores(self, model: Any, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
+        """How much of the documents and queries ``model`` read, with its own tokenizer."""
+        data = self.dataset[hf_subset][split]
+        progress = (encode_kwargs or {}).get("show_progress_bar", True)
+        share = token_share_scores(model, data["corpus"], progress=progress)
         if share:
             logger.info("%s %s: the model read %.1f%% of document tokens on average; %.1f%% of documents truncated",
-                        self.metadata.name, kwargs.get("hf_subset"), 100 * share["doc_token_share_seen"],
+                        self.metadata.name, hf_subset, 100 * share["doc_token_share_seen"],
                         100 * share["docs_truncated_share"])
-        scores.update(share)
-        scores.update(query_share_scores(model, data_split["queries"]))
-        return scores
+        return {**share, **query_share_scores(model, data["queries"])}
 
 
 def _make(subset: SubsetSpec) -> type[LoCoV1Task]:
@@ -189,5 +127,5 @@ BENCHMARK = mteb.Benchmark(
     citation=SPEC.citation,
 )
 
-__all__ = ["BENCHMARK", "TASKS", "LoCoV1Task", "TokenBudget", "find_sentence_transformer",
-           "token_share_scores", *(cls.__name__ for cls in TASKS)]
+__all__ = ["BENCHMARK", "TASKS", "LoCoV1Task", "query_share_scores", "token_share_scores",
+           *(cls.__name__ for cls in TASKS)]

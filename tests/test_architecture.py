@@ -1,8 +1,11 @@
-"""The package's modules import one another in one direction only (no import cycle, deferred imports included)."""
+"""The house's rules, checked on the source: the package's modules import one another in one direction only (no
+import cycle, deferred imports included; the foundation never imports the face), and mteb's private parts are
+reached from one module only."""
 
 from __future__ import annotations
 
 import ast
+import sys
 import tomllib
 from pathlib import Path
 
@@ -87,3 +90,102 @@ def test_package_has_no_import_cycle():
     modules = _modules()
     assert "complexir.report" in modules and "complexir.tasks.locov1" in modules
     assert _cycles(_import_graph(modules)) == []
+
+
+MTEB_INTERNALS = "complexir.mteb_internals"
+
+
+def test_foundation_never_imports_the_face() -> None:
+    """DESIGN.md: the layout, the spec registry and the TREC I/O import neither the CLI nor the tasks."""
+    modules = _modules()
+    graph = _import_graph(modules)
+    face = ("complexir.cli", "complexir.report", "complexir.push", "complexir.mteb_hook", "complexir.charts",
+            "complexir.tasks", "complexir.loading_scripts")
+    foundation = ["complexir.benchmarks", "complexir.data_source", "complexir.schema", "complexir.card",
+                  "complexir.writer", "complexir.reader", "complexir.validation", "complexir.trec_io",
+                  "complexir.errors", "complexir.upstream", "complexir.models", MTEB_INTERNALS]
+    for name in foundation:
+        if name not in modules:
+            continue
+        wrong = sorted(t for t in graph[name] if t.startswith(face))
+        assert not wrong, f"{name} imports {wrong}"
+
+
+def mteb_private_names() -> tuple[set[str], set[str]]:
+    """Every ``_name`` (not ``_`` or a dunder) that mteb's own source defines (modules, functions, classes,
+    attributes), and those of them that are methods of its classes."""
+    import mteb
+
+    root = Path(mteb.__file__).parent
+    names, methods = set(), set()
+    for path in root.rglob("*.py"):
+        names.update(p for p in path.relative_to(root).with_suffix("").parts if p.startswith("_"))
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            if isinstance(node, ast.ClassDef):
+                methods.update(i.name for i in node.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    private = {n for n in names if n.startswith("_") and not n.startswith("__") and n != "_"}
+    return private, methods & private
+
+
+def own_names(tree: ast.AST) -> set[str]:
+    """The names a module defines itself (its own private attributes may coincide with mteb's)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def test_only_one_module_touches_mteb_private_names() -> None:
+    private, private_methods = mteb_private_names()
+    assert {"_TASKS_REGISTRY", "_evaluate_subset", "_load_corpus", "_create_dataloaders", "_top_k"} <= private
+    assert {"_evaluate_subset", "_load_corpus"} <= private_methods
+    offences = []
+    for name, path in _modules().items():
+        if name == MTEB_INTERNALS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mine = own_names(tree)
+        for node in ast.walk(tree):
+            hits: list[str] = []
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mteb":
+                hits += [p for p in node.module.split(".") if p.startswith("_")]
+                hits += [a.name for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Import):
+                hits += [p for a in node.names if a.name.split(".")[0] == "mteb"
+                         for p in a.name.split(".") if p.startswith("_")]
+            elif isinstance(node, ast.Attribute) and node.attr in private and node.attr not in mine:
+                hits.append(node.attr)
+            elif isinstance(node, ast.ClassDef):  # a method named like one of mteb's private ones overrides it
+                hits += [f"def {item.name} (an override of mteb's)" for item in node.body
+                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in private_methods]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in private \
+                    and node.value not in mine:
+                hits.append(repr(node.value))
+            offences += [f"{path.relative_to(REPO)}:{getattr(node, 'lineno', '?')}: {hit}" for hit in hits]
+    assert not offences, "mteb private names outside complexir/mteb_internals.py:\n" + "\n".join(offences)
+
+
+def test_the_internals_module_imports_no_mteb_at_import_time() -> None:
+    """The mteb hook imports it at interpreter start-up: it must cost nothing there."""
+    tree = ast.parse(_modules()[MTEB_INTERNALS].read_text(encoding="utf-8"))
+    top = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+    assert all(n.split(".")[0] in sys.stdlib_module_names or n == "__future__" for n in names), names

@@ -31,7 +31,7 @@ def two_runs(tiny, tmp_path_factory):
     import mteb
 
     from complexir.models import load_model
-    from complexir.results import write_per_query
+    from complexir.results import per_query_path
 
     base = tmp_path_factory.mktemp("report")
     tiny.build(base / "data")
@@ -41,8 +41,8 @@ def two_runs(tiny, tmp_path_factory):
         task.data_dir = base / "data"
         model = load_model(max_seq_length=length)
         out = base / label
+        task.per_query_file = per_query_path(out, model.mteb_model_meta, task.metadata.name)
         mteb.evaluate(model, [task], cache=mteb.ResultCache(out), overwrite_strategy="always")
-        write_per_query(out, model.mteb_model_meta, [task])
         outputs[label] = (out, model.mteb_model_meta)
     return outputs
 

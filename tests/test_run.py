@@ -4,6 +4,7 @@ per model, and a long-document experiment keeps its own files."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -159,3 +160,38 @@ def test_chunked_run_keeps_its_own_per_query_scores_and_report_finds_them(tmp_pa
     tested = {t["metric"]: t for t in significance["tests"]}
     assert tested["ndcg_at_10"]["n"] == len(values)
     assert label in (report / "complexir_report" / "report.md").read_text()
+
+
+def test_data_dir_hub_reads_the_hub_even_with_the_variable_set(tmp_path, monkeypatch):
+    """`--data-dir hub` is the Hub whatever COMPLEXIR_DATA_DIR says: the tasks handed to mteb read the Hub repos
+    in their metadata (the Hub read itself is stopped at the boundary, mteb.evaluate)."""
+    import mteb
+
+    from complexir.data_source import DATA_DIR_ENV, choose_source
+    from complexir.tasks.layout_task import LayoutRetrievalTask
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(demo_data_dir()))
+    # what the mteb hook decides for tasks without a source of their own, with the variable set: its folder
+    monkeypatch.setattr(LayoutRetrievalTask, "default_source", choose_source(None, os.environ, None))
+    handed: list = []
+
+    class HubReached(Exception):
+        pass
+
+    def evaluate(model, tasks, **kwargs):
+        handed.extend(tasks)
+        raise HubReached
+
+    monkeypatch.setattr(mteb, "evaluate", evaluate)
+    with pytest.raises(HubReached):
+        main(["run", "--data-dir", "hub", "--task", "CRUMBLegalQA", "--task", "LoCoV1GovReport",
+              "--output", str(tmp_path)])
+    assert [t.metadata.name for t in handed] == ["CRUMBLegalQA", "LoCoV1GovReport"]
+    assert [t.data_source() for t in handed] == [("complexir/crumb", "main"), ("complexir/locov1", "main")]
+    assert all(t.source.is_hub and t.data_dir is None for t in handed)
+
+    # and without --data-dir the variable wins over the packaged demos
+    handed.clear()
+    with pytest.raises(HubReached):
+        main(["run", "--task", "CRUMBLegalQA", "--output", str(tmp_path)])
+    assert handed[0].data_source() == (str(demo_data_dir().resolve() / "crumb"), None)

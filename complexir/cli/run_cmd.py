@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
 from complexir.tables import fmt_score
 
@@ -61,20 +62,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def resolve_data_dir(arg: str | None) -> Path | None:
-    """The local data dir to read, or None to read the Hub."""
-    if arg == "hub":
-        return None
-    chosen = arg or os.environ.get("COMPLEXIR_DATA_DIR")
-    folder = Path(chosen).expanduser() if chosen else demo_data_dir()
-    if not folder.is_dir():
-        raise FileNotFoundError(f"data dir {folder} does not exist")
-    return folder.resolve()
+def resolve_source(arg: str | None) -> DataSource:
+    """Where the tasks read: ``--data-dir`` (``hub``: the Hub), else ``$COMPLEXIR_DATA_DIR``, else the demos."""
+    return choose_source(arg, os.environ, demo_data_dir())
 
 
-def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir: Path | None,
+def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: DataSource,
                  splits: list[str]) -> list[Any]:
-    """Task instances to run, restricted to those whose data exists when reading a local folder."""
+    """Task instances reading ``source``, restricted to those whose data exists when it is a local folder."""
+    data_dir = source.data_dir
     from complexir.tasks import all_tasks, benchmark_of, benchmarks_by_name, tasks_by_name
 
     TASKS_BY_NAME, BENCHMARKS_BY_NAME, BENCHMARK_OF = tasks_by_name(), benchmarks_by_name(), benchmark_of()  # noqa: N806
@@ -96,19 +92,18 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, data_dir
     tasks = []
     for cls in classes:
         task = cls()
-        if data_dir is not None:
-            if not task.available_in(data_dir):
-                if names:
-                    raise FileNotFoundError(f"{cls.metadata.name}: its data is not in {data_dir}")
-                logger.debug("skipping %s: not in %s", cls.metadata.name, data_dir)
-                continue
-            task.data_dir = data_dir
+        if data_dir is not None and not task.available_in(data_dir):
+            if names:
+                raise FileNotFoundError(f"{cls.metadata.name}: its data is not in {data_dir}")
+            logger.debug("skipping %s: not in %s", cls.metadata.name, data_dir)
+            continue
+        task.source = source  # explicit, so no default (the mteb hook's) applies
         missing = [s for s in splits if s not in task.metadata.eval_splits]
         if missing:
             raise ValueError(f"{cls.metadata.name} has no split {missing}; it has {task.metadata.eval_splits}")
         tasks.append(task.filter_eval_splits(splits))
     if not tasks:
-        raise ValueError(f"no task to run (benchmarks={benchmarks}, tasks={names}, data dir={data_dir})")
+        raise ValueError(f"no task to run (benchmarks={benchmarks}, tasks={names}, data from {source})")
     return tasks
 
 
@@ -122,7 +117,7 @@ def embedding_cache_dir(cache: Path, model: Any) -> Path:
     The long-document mode needs no key of its own: it encodes other texts (windows), and a given text
     has the same vector whichever mode asked for it.
     """
-    from complexir.tasks.locov1 import find_sentence_transformer
+    from complexir.models import find_sentence_transformer
 
     meta = model.mteb_model_meta
     folder = cache / meta.model_name_as_path() / str(meta.revision or "no_revision_available")
@@ -170,12 +165,12 @@ def run(args: argparse.Namespace) -> int:
     from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 
     from complexir.models import EncodeCounter, load_model
-    from complexir.results import write_per_query
+    from complexir.results import per_query_path
 
-    data_dir = resolve_data_dir(args.data_dir)
+    source = resolve_source(args.data_dir)
     splits = args.split or ["test"]
-    tasks = select_tasks(args.benchmark, args.task, data_dir, splits)
-    logger.info("running %d task(s) from %s", len(tasks), data_dir or "the Hub")
+    tasks = select_tasks(args.benchmark, args.task, source, splits)
+    logger.info("running %d task(s) from %s", len(tasks), source)
 
     base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name)
     counter = EncodeCounter(base)  # under the cache: counts only what is really encoded
@@ -190,12 +185,13 @@ def run(args: argparse.Namespace) -> int:
         model = wrap_long_docs(model, args.long_docs)
 
     output = Path(args.output)
+    meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
+    for task in tasks:  # each task writes its per-query scores beside the result JSON mteb writes
+        task.per_query_file = per_query_path(output, meta, task.metadata.name)
     result = mteb.evaluate(
         model, tasks, cache=mteb.ResultCache(output), overwrite_strategy="always",
         encode_kwargs={"batch_size": args.batch_size},
     )
-    meta = model.mteb_model_meta  # the outermost model's: mteb filed the results under it (experiments too)
-    write_per_query(output, meta, tasks)  # beside mteb's result JSON, where `complexir report` reads them
 
     from complexir.tasks import benchmark_of
 

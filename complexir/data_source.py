@@ -1,0 +1,66 @@
+"""Where MTEB tasks read built benchmarks: one local data dir (a folder per benchmark), or the Hub.
+
+The entry points decide it once (``complexir run --data-dir``, the ``COMPLEXIR_DATA_DIR`` variable read by the
+CLI and by the mteb hook for the plain ``mteb`` CLI) and hand the tasks a :class:`DataSource`; no task reads the
+environment itself, so ``--data-dir hub`` means the Hub whatever the variable says.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+#: the environment variable the entry points (never the tasks) read: a folder holding one folder per benchmark
+DATA_DIR_ENV = "COMPLEXIR_DATA_DIR"
+HUB = "hub"  # the --data-dir value that means the Hub
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A local data dir holding ``<folder>/`` per benchmark, or (``data_dir is None``) the Hub repos named in
+    the tasks' metadata."""
+
+    data_dir: Path | None = None
+
+    @classmethod
+    def hub(cls) -> DataSource:
+        return cls(None)
+
+    @classmethod
+    def local(cls, data_dir: str | os.PathLike) -> DataSource:
+        folder = Path(data_dir).expanduser()
+        if not folder.is_dir():
+            raise FileNotFoundError(f"data dir {folder} does not exist")
+        return cls(folder.resolve())
+
+    @property
+    def is_hub(self) -> bool:
+        return self.data_dir is None
+
+    def locate(self, folder: str, hub_id: str, revision: str | None, *, task: str = "") -> tuple[str, str | None]:
+        """(local benchmark folder or Hub repo id, revision) of the benchmark whose folder name is ``folder``."""
+        if self.data_dir is None:
+            return hub_id, revision
+        path = self.data_dir / folder
+        if not path.is_dir():
+            raise FileNotFoundError(f"{task + ': ' if task else ''}no benchmark folder {path} (data dir "
+                                    f"{str(self.data_dir)!r}); build it with `complexir build {folder} --out {path}`")
+        return str(path), None
+
+    def __str__(self) -> str:
+        return "the Hub" if self.data_dir is None else str(self.data_dir)
+
+
+def choose_source(data_dir: str | None, environ: Mapping[str, str], default: Path | None) -> DataSource:
+    """The entry points' one rule: ``data_dir`` as given (``"hub"``: the Hub), else ``$COMPLEXIR_DATA_DIR``, else
+    ``default`` (a local folder; None: the Hub)."""
+    if data_dir == HUB:
+        return DataSource.hub()
+    chosen = data_dir or environ.get(DATA_DIR_ENV)
+    if chosen == HUB:
+        return DataSource.hub()
+    if chosen:
+        return DataSource.local(chosen)
+    return DataSource.local(default) if default is not None else DataSource.hub()

@@ -1,0 +1,121 @@
+"""Every use of mteb's private parts, in one place, checked against the mteb range it was written for.
+
+mteb has no plugin API for its task and benchmark registries, no public helper that turns texts into the
+dataloaders its encoders take, no public function that scores a run as its retrieval tasks do, and no public
+serialiser for model-card results. complexir needs each of these; everything else goes through mteb's public
+API (``AbsTaskRetrieval.evaluate``, ``task_specific_scores``, ``RetrievalDatasetLoader.load``, search
+wrappers). Widening the supported mteb range means checking this module, and only this module: a test fails
+if any other module of the package touches an mteb name that starts with ``_``.
+
+Each function checks what it reaches for (it exists, with the expected kind) and raises
+:class:`MtebInternalsError` naming the mteb attribute and the installed version when it does not. This module
+imports nothing but the standard library at import time (the mteb hook imports it at interpreter start-up).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+#: mteb versions this module (and the hook that uses it) was checked against; pyproject pins the same range.
+TESTED_MTEB_RANGE = ">=2.26,<2.27"
+
+
+class MtebInternalsError(RuntimeError):
+    """An mteb internal complexir relies on is missing or has changed."""
+
+
+def mteb_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mteb")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def in_tested_range(installed: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(installed) in SpecifierSet(TESTED_MTEB_RANGE)
+    except InvalidVersion:
+        return False
+
+
+def required(module: Any, name: str, kind: type | tuple[type, ...]) -> Any:
+    """``module.name``, checked to exist with the expected type (mteb's internals are not an API)."""
+    owner = getattr(module, "__name__", None) or type(module).__name__
+    if not hasattr(module, name):
+        raise MtebInternalsError(
+            f"{owner}.{name} does not exist in mteb {mteb_version()} "
+            f"(complexir is tested with mteb{TESTED_MTEB_RANGE})"
+        )
+    value = getattr(module, name)
+    if not isinstance(value, kind):
+        raise MtebInternalsError(
+            f"{owner}.{name} is a {type(value).__name__}, expected {kind} "
+            f"(mteb {mteb_version()}; tested with mteb{TESTED_MTEB_RANGE})"
+        )
+    return value
+
+
+# -- the task registry (mteb.get_tasks builds it once, at import) ---------------------------------------------
+def task_registry() -> tuple[ModuleType, tuple, dict, dict]:
+    """``mteb.get_tasks`` and its ``TASK_LIST``, ``_TASKS_REGISTRY`` (name → class) and ``_SIMILAR_TASKS``."""
+    get_tasks = importlib.import_module("mteb.get_tasks")
+    return (get_tasks, required(get_tasks, "TASK_LIST", tuple), required(get_tasks, "_TASKS_REGISTRY", dict),
+            required(get_tasks, "_SIMILAR_TASKS", dict))
+
+
+# -- the benchmark registry (an lru_cache over mteb.benchmarks.benchmarks' namespace) -------------------------
+BENCHMARK_CACHES = ("_build_registry", "_build_aliases_registry")
+
+
+def check_benchmark_caches() -> None:
+    """The cached scans of ``mteb.benchmarks.get_benchmark`` exist and can be cleared."""
+    get_benchmark = importlib.import_module("mteb.benchmarks.get_benchmark")
+    for cache_name in BENCHMARK_CACHES:
+        cached = required(get_benchmark, cache_name, Callable)
+        if not hasattr(cached, "cache_clear"):
+            raise MtebInternalsError(f"mteb.benchmarks.get_benchmark.{cache_name} is no longer an lru_cache")
+
+
+def clear_benchmark_caches(get_benchmark: ModuleType) -> None:
+    """Drop mteb's cached benchmark scan so the next lookup sees benchmarks added since."""
+    for cache_name in BENCHMARK_CACHES:
+        getattr(get_benchmark, cache_name).cache_clear()
+
+
+# -- encoding and scoring -------------------------------------------------------------------------------------
+def create_dataloader(dataset: Any, **kwargs: Any) -> Any:
+    """mteb's own dataloader for ``dataset`` (what its encoders' ``encode`` takes), as its tasks build it."""
+    module = importlib.import_module("mteb._create_dataloaders")
+    return required(module, "create_dataloader", Callable)(dataset, **kwargs)
+
+
+def retrieval_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
+                     k_values: Sequence[int]) -> dict[str, float]:
+    """MTEB's retrieval scores of ``run`` against ``qrels`` (``ndcg_at_10``, ``recall_at_100``, ``mrr_at_10``,
+    ``accuracy``, ...), computed exactly as its retrieval tasks compute them."""
+    metrics = importlib.import_module("mteb._evaluators.retrieval_metrics")
+    calculate = required(metrics, "calculate_retrieval_scores", Callable)
+    make_score_dict = required(metrics, "make_score_dict", Callable)
+    result = calculate(run, qrels, list(k_values))
+    return make_score_dict(ndcg=result.ndcg, _map=result.map, recall=result.recall, precision=result.precision,
+                           mrr=result.mrr, naucs=result.naucs, naucs_mrr=result.naucs_mrr, hit_rate=result.hit_rate,
+                           task_scores={})
+
+
+# -- model-card results ---------------------------------------------------------------------------------------
+def hf_task_type(metadata: Any) -> str:
+    """The Hub task type mteb files a task's results under in a model card (e.g. ``text-retrieval``)."""
+    return required(metadata, "_hf_task_type", Callable)()[0]
+
+
+def hf_benchmark_result(result: Any, user: str | None) -> Any:
+    """A ``TaskResult`` as mteb 2 uploads it to ``.eval_results/`` (an object with ``to_yaml()``)."""
+    return required(result, "_to_hf_benchmark_result", Callable)(user)
