@@ -129,7 +129,8 @@ def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, object]]]:
     # The csv module refuses fields over 131,072 characters by default; a whole document is longer than that.
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = (csv.reader(handle) if kind == "csv"
+        # strict: an unclosed quote is an error, not a field that swallows every following line
+        reader = (csv.reader(handle, strict=True) if kind == "csv"
                   else csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
         start = 1
         try:

@@ -150,6 +150,18 @@ def test_irsc_fields_over_131072_characters_are_read(tmp_path, kind):
     assert max(len(t) for t in corpus.column("text").to_pylist()) == len(long_content.strip())
 
 
+@pytest.mark.parametrize(("content", "line"), [("q1,fine\nq2,\"unclosed\nq3,lost\nq4,lost\n", 3),
+                                             ('q1,"ab"cd\n', 2)])
+def test_irsc_malformed_csv_quoting_names_file_and_line(tmp_path, capsys, content, line):
+    """An unclosed quote would otherwise swallow every following row into one field, silently."""
+    source = tmp_path / "pairs"
+    source.mkdir()
+    (source / "query_en.csv").write_text("query,content\n" + content)
+    assert main(["build", "irsc", "--source", str(source), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    assert f"query_en.csv, line {line}: not valid CSV" in error_line(capsys, "build")
+    assert not (tmp_path / "out").exists()
+
+
 # -- build options and sources -----------------------------------------------------------------------------------------
 def _coveragebench_release(tmp_path: Path) -> Path:
     release = tmp_path / "release"
