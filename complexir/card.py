@@ -8,6 +8,7 @@ with ``$placeholders`` filled by the build's real statistics.
 from __future__ import annotations
 
 import importlib.resources
+import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 
 from .errors import LayoutError
-from .schema import CORPUS, CORPUS_SPLIT, config_name, size_category
+from .schema import size_category
 
 
 @dataclass
@@ -38,18 +39,23 @@ class CardInfo:
 
 def read_front_matter(readme: Path) -> dict[str, Any]:
     """The YAML front matter of a README.md, or {} when it has none. Invalid YAML, or YAML that is not a
-    mapping, is a ``LayoutError`` naming the file and line."""
+    mapping, is a ``LayoutError`` naming the file and line.
+
+    The block is found with ``huggingface_hub``'s own pattern, so a card reads here as the Hub reads it: a
+    byte-order mark, CRLF line ends and blank lines before the first ``---`` are accepted.
+    """
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
     text = readme.read_text(encoding="utf-8-sig")
-    if not text.startswith("---\n"):
-        return {}
-    end = text.find("\n---", 4)
-    if end < 0:
+    block = REGEX_YAML_BLOCK.search(text)
+    if block is None:
         return {}
     try:
-        meta = yaml.safe_load(text[4:end])
+        meta = yaml.safe_load(block.group(2))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        where = f"{readme}:{mark.line + 2}" if mark is not None else str(readme)  # +2: 0-based, after '---'
+        lines_before = len(re.findall(r"\r\n|\r|\n", block.group(1)))  # the opening '---' and any blank lines
+        where = f"{readme}:{mark.line + lines_before + 1}" if mark is not None else str(readme)  # mark is 0-based
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise LayoutError(f"{where}: invalid YAML front matter: {problem}") from None
     if meta is None:
@@ -162,18 +168,3 @@ def render(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, di
     }
     body = string.Template(_template_text(info)).safe_substitute(values)
     return f"---\n{meta}---\n\n{body.strip()}\n"
-
-
-def data_files(subset: str | None, kind: str, split: str) -> str:
-    """The path pattern of one config split inside the folder (the corpus is sharded)."""
-    folder = f"data/{subset or 'default'}"
-    if kind == CORPUS:
-        return f"{folder}/corpus-*.parquet"
-    return f"{folder}/{kind}-{split}.parquet"
-
-
-def config_files(subset: str | None, kind: str, splits: list[str]) -> tuple[str, dict[str, str]]:
-    """(config name, {split: pattern}) for the README's ``configs`` list."""
-    if kind == CORPUS:
-        return config_name(subset, kind), {CORPUS_SPLIT: data_files(subset, kind, CORPUS_SPLIT)}
-    return config_name(subset, kind), {s: data_files(subset, kind, s) for s in splits}

@@ -1,8 +1,8 @@
 """Read a benchmark in the standard layout, from a local folder or a Hub dataset repo, with ``datasets``.
 
 No code of ours is needed to read the data (``load_dataset(folder, "<subset>-qrels", split="test")`` is the
-whole story); these helpers only spare callers the config naming and give qrels/nuggets as the plain
-mappings that metrics take.
+whole story); these helpers only spare callers the config naming (``schema``), read the card through
+``BenchmarkFolder``, and give qrels/nuggets as the plain mappings that metrics take.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from pathlib import Path
 
 import datasets
 
-from .card import ZERO_SCORE_KEY, read_front_matter
+from .folder import BenchmarkFolder
 from .schema import CORPUS_SPLIT, config_name
-from .validation import parse_config_name
 
 
 def resolve(source: str | os.PathLike) -> str:
@@ -24,14 +23,9 @@ def resolve(source: str | os.PathLike) -> str:
     return str(path.resolve()) if path.exists() else str(source)
 
 
-def list_subsets(source: str | os.PathLike) -> list[str | None]:
+def list_subsets(source: str | os.PathLike, revision: str | None = None) -> list[str | None]:
     """The subsets of a benchmark, in card order (``None`` for a single unnamed subset)."""
-    source = resolve(source)
-    if Path(source).is_dir():
-        names = [c["config_name"] for c in read_front_matter(Path(source) / "README.md").get("configs", [])]
-    else:
-        names = datasets.get_dataset_config_names(source)
-    return list(dict.fromkeys(subset for subset, kind in map(parse_config_name, names) if kind == "corpus"))
+    return BenchmarkFolder.open(resolve(source), revision).subsets
 
 
 def load(source: str | os.PathLike, subset: str | None, kind: str, split: str = "test",
@@ -65,11 +59,4 @@ def nugget_judgments(dataset: datasets.Dataset) -> dict[str, dict[str, dict[str,
 def zero_score_queries(source: str | os.PathLike, revision: str | None = None) -> dict[str, dict[str, list[str]]]:
     """subset → split → ids of judged queries without a relevant document (dropped from the layout; they
     score 0 in every mean, as trec_eval and ndeval count them), from the card's ``complexir`` metadata."""
-    source = resolve(source)
-    if Path(source).is_dir():
-        readme = Path(source) / "README.md"
-    else:
-        from huggingface_hub import hf_hub_download
-
-        readme = Path(hf_hub_download(source, "README.md", repo_type="dataset", revision=revision))
-    return (read_front_matter(readme).get("complexir") or {}).get(ZERO_SCORE_KEY, {})
+    return BenchmarkFolder.open(resolve(source), revision).zero_score_queries

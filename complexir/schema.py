@@ -1,8 +1,11 @@
 """The standard layout's Arrow schemas and naming rules (see DESIGN.md, "The standard layout").
 
 One benchmark is one folder that is a Hugging Face dataset repo: ``data/<subset>/<kind>-<split>.parquet``
-files, announced as ``<subset>-<kind>`` configs in the README's YAML. Column names follow MTEB's
-retrieval loader so that ``mteb`` reads the folder natively.
+files (the corpus in shards ``corpus-00000.parquet``, ...), announced as ``<subset>-<kind>`` configs in the
+README's YAML. Column names follow MTEB's retrieval loader so that ``mteb`` reads the folder natively.
+
+This module is the one owner of names and files: config name ↔ (subset, kind), and (subset, kind, split) ↔
+the file the writer writes and the pattern the card announces.
 """
 
 from __future__ import annotations
@@ -72,9 +75,42 @@ OPTIONAL = {
 }
 
 
+DATA_FOLDER = "data"
+UNNAMED_SUBSET = "default"  # the folder (and card key) of a benchmark's single, unnamed subset
+
+
 def config_name(subset: str | None, kind: str) -> str:
     """``<subset>-<kind>``, or just ``<kind>`` for a benchmark with a single, unnamed subset."""
     return f"{subset}-{kind}" if subset else kind
+
+
+def parse_config_name(name: str) -> tuple[str | None, str]:
+    """``"clinical_trial-corpus"`` → ``("clinical_trial", "corpus")``; ``"corpus"`` → ``(None, "corpus")``."""
+    for kind in KINDS:
+        if name == kind:
+            return None, kind
+        if name.endswith("-" + kind):
+            return name[: -len(kind) - 1], kind
+    raise LayoutError(f"config {name!r}: expected '<subset>-<kind>' with kind one of {KINDS}")
+
+
+def data_file(subset: str | None, kind: str, split: str, shard: int = 0) -> str:
+    """The file one config split is written to, relative to the folder (``shard``: the corpus's n-th file)."""
+    folder = f"{DATA_FOLDER}/{subset or UNNAMED_SUBSET}"
+    return f"{folder}/corpus-{shard:05d}.parquet" if kind == CORPUS else f"{folder}/{kind}-{split}.parquet"
+
+
+def data_files(subset: str | None, kind: str, split: str) -> str:
+    """The path pattern the card announces for one config split (the corpus is sharded)."""
+    folder = f"{DATA_FOLDER}/{subset or UNNAMED_SUBSET}"
+    return f"{folder}/corpus-*.parquet" if kind == CORPUS else f"{folder}/{kind}-{split}.parquet"
+
+
+def config_files(subset: str | None, kind: str, splits: list[str]) -> tuple[str, dict[str, str]]:
+    """(config name, {split: pattern}) for the README's ``configs`` list; the corpus has its one split."""
+    if kind == CORPUS:
+        return config_name(subset, kind), {CORPUS_SPLIT: data_files(subset, kind, CORPUS_SPLIT)}
+    return config_name(subset, kind), {s: data_files(subset, kind, s) for s in splits}
 
 
 def schema_for(kind: str, columns: list[str]) -> pa.Schema:

@@ -6,7 +6,6 @@ Used by the writer before it renames a build into place, and by ``complexir vali
 
 from __future__ import annotations
 
-import glob
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,87 +14,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .card import read_front_matter
 from .errors import LayoutError
-from .schema import CORPUS, KINDS, NUGGETS, QRELS, QUERIES, REQUIRED, TOP_RANKED
-
-
-def parse_config_name(name: str) -> tuple[str | None, str]:
-    """``"clinical_trial-corpus"`` → ``("clinical_trial", "corpus")``; ``"corpus"`` → ``(None, "corpus")``."""
-    for kind in KINDS:
-        if name == kind:
-            return None, kind
-        if name.endswith("-" + kind):
-            return name[: -len(kind) - 1], kind
-    raise LayoutError(f"config {name!r}: expected '<subset>-<kind>' with kind one of {KINDS}")
-
-
-def _data_files(readme: Path, name: str, value: Any) -> dict[str, list[str]]:
-    """A config's ``data_files`` in any form ``datasets`` accepts (a pattern, a list of patterns, or a list of
-    ``{split, path}`` with ``path`` a pattern or a list of them) as split → patterns; a bare pattern or list
-    is the split ``train``, as in ``datasets``."""
-    def patterns(path: Any, where: str) -> list[str]:
-        items = [path] if isinstance(path, str) else path
-        if not isinstance(items, list) or not items or not all(isinstance(p, str) and p for p in items):
-            raise LayoutError(f"{readme}: config {name!r}{where}: expected a path pattern or a list of them, "
-                              f"got {path!r:.80}")
-        return items
-
-    if isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
-        return {"train": patterns(value, "")}
-    if not isinstance(value, list) or not value:
-        raise LayoutError(f"{readme}: config {name!r}: 'data_files' must be a pattern, a list of patterns or a list "
-                          f"of {{split, path}}, got {value!r:.80}")
-    splits: dict[str, list[str]] = {}
-    for entry in value:
-        if not isinstance(entry, dict) or not isinstance(entry.get("split"), str) or "path" not in entry:
-            raise LayoutError(f"{readme}: config {name!r}: each data_files entry needs 'split' and 'path', got "
-                              f"{entry!r:.80}")
-        splits[entry["split"]] = patterns(entry["path"], f" split {entry['split']!r}")
-    return splits
-
-
-def _files_inside(folder: Path, readme: Path, where: str, pattern: str) -> list[Path]:
-    """The files ``pattern`` matches, all inside ``folder``: a pattern or a link reaching outside is refused."""
-    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-        raise LayoutError(f"{readme}: {where}: path {pattern!r} points outside the folder")
-    root = folder.resolve()
-    paths = sorted(Path(p) for p in glob.glob(str(folder / pattern), recursive=True))
-    for path in paths:
-        if not path.resolve().is_relative_to(root):
-            raise LayoutError(f"{readme}: {where}: {path} is a link to {path.resolve()}, outside the folder")
-    return [p for p in paths if p.is_file()]
+from .folder import BenchmarkFolder
+from .schema import CORPUS, NUGGETS, QRELS, QUERIES, REQUIRED, TOP_RANKED
 
 
 def configs(folder: Path) -> dict[tuple[str | None, str], dict[str, list[Path]]]:
-    """(subset, kind) → split → parquet files, from the README's ``configs`` list."""
-    readme = folder / "README.md"
-    if not readme.is_file():
-        raise LayoutError(f"{readme}: missing (the card carries the configs list)")
-    meta = read_front_matter(readme)
-    if not meta.get("configs"):
-        raise LayoutError(f"{readme}: no 'configs' in the YAML front matter")
-    if not isinstance(meta["configs"], list):
-        raise LayoutError(f"{readme}: 'configs' must be a list of {{config_name, data_files}} entries (datasets "
-                          f"reads no other form), got a {type(meta['configs']).__name__}")
-    out: dict[tuple[str | None, str], dict[str, list[Path]]] = {}
-    for entry in meta["configs"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("config_name"), str):
-            raise LayoutError(f"{readme}: each configs entry needs a 'config_name', got {entry!r:.80}")
-        name = entry["config_name"]
-        key = parse_config_name(name)
-        if key in out:
-            raise LayoutError(f"{readme}: config {name!r} listed twice")
-        splits: dict[str, list[Path]] = {}
-        for split, split_patterns in _data_files(readme, name, entry.get("data_files")).items():
-            where = f"config {name!r} split {split!r}"
-            paths = sorted({p for pattern in split_patterns for p in _files_inside(folder, readme, where, pattern)})
-            if not paths:
-                shown = split_patterns[0] if len(split_patterns) == 1 else split_patterns
-                raise LayoutError(f"{readme}: {where}: no file matches {shown!r}")
-            splits[split] = paths
-        out[key] = splits
-    return out
+    """(subset, kind) → split → parquet files, from the card's ``configs`` (parsed by ``BenchmarkFolder``)."""
+    card = BenchmarkFolder.open_local(folder)
+    return {key: card.files(config) for key, config in card.configs.items()}
 
 
 # A truncated, corrupt or non-parquet file surfaces from pyarrow as ArrowInvalid/ArrowException or OSError.

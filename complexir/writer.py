@@ -34,7 +34,18 @@ from tqdm.auto import tqdm
 from . import card as cards
 from .atomic import OLD, raise_on_sigterm, remove_tree, replace_folder, restore_sigterm, sibling, signals_deferred
 from .errors import LayoutError, OutputFolderError
-from .schema import CORPUS, NUGGETS, QRELS, QUERIES, TOP_RANKED, check_name, schema_for
+from .schema import (
+    CORPUS,
+    NUGGETS,
+    QRELS,
+    QUERIES,
+    TOP_RANKED,
+    UNNAMED_SUBSET,
+    check_name,
+    config_files,
+    data_file,
+    schema_for,
+)
 from .validation import validate_folder
 
 logger = logging.getLogger(__name__)
@@ -208,17 +219,16 @@ class BenchmarkWriter:
         if subset not in self._subsets:
             if subset is not None:
                 check_name(subset, "subset")
-                if subset == "default":  # the folder of the unnamed subset
+                if subset == UNNAMED_SUBSET:  # the folder of the unnamed subset
                     raise LayoutError("subset name 'default' is reserved for a benchmark without subsets")
             self._subsets[subset] = _SubsetStats()
         return self._subsets[subset]
 
     def _path(self, subset: str | None, kind: str, split: str, shard: int = 0) -> Path:
         self._start()
-        folder = self._tmp / "data" / (subset or "default")
-        folder.mkdir(parents=True, exist_ok=True)
-        name = f"corpus-{shard:05d}.parquet" if kind == CORPUS else f"{kind}-{split}.parquet"
-        return folder / name
+        path = self._tmp / data_file(subset, kind, split, shard)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     def note(self, subset: str | None, key: str, value: Any) -> None:
         """A build fact shown in the card (e.g. how many labels a cast changed)."""
@@ -450,7 +460,7 @@ class BenchmarkWriter:
                 if st.doc_ids is None:
                     raise LayoutError(f"subset {subset!r}: notes but no corpus")
                 for kind, splits in st.kinds.items():
-                    name, patterns = cards.config_files(subset, kind, splits)
+                    name, patterns = config_files(subset, kind, splits)
                     files[name] = patterns
                     digests[name] = _digest(sorted(p for pattern in patterns.values()
                                                    for p in self._tmp.glob(pattern)))

@@ -151,7 +151,7 @@ class CRUMBTask(LayoutRetrievalTask):
     def available_in(self, data_dir: str | os.PathLike) -> bool:
         if not super().available_in(data_dir):
             return False
-        return self.qrels_subset in reader.list_subsets(Path(data_dir) / self.benchmark_dir)
+        return self.qrels_subset in self.card(Path(data_dir) / self.benchmark_dir).subsets
 
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         """MTEB's loader for the task's own subset; our reader for what MTEB's cannot combine: MaxP's passages

@@ -27,9 +27,9 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 
-from complexir import reader
 from complexir.benchmarks import BenchmarkSpec
 from complexir.data_source import DataSource
+from complexir.folder import BenchmarkFolder
 from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
 from complexir.results import write_per_query
 
@@ -69,6 +69,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         self.per_query_scores: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
         # layout subset → split → judged queries without a relevant document (from the card; they score 0)
         self._zero_score_queries: dict[str, dict[str, list[str]]] = {}
+        self._cards: dict[tuple[str, str | None], BenchmarkFolder] = {}  # each card this task read, parsed once
 
     @property
     def data_dir(self) -> Path | None:
@@ -85,12 +86,20 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         return source.locate(self.benchmark_dir, self.metadata.dataset["path"], self.metadata.dataset["revision"],
                              task=self.metadata.name)
 
+    def card(self, source: str | os.PathLike, revision: str | None = None) -> BenchmarkFolder:
+        """The parsed card of a local benchmark folder or Hub repo; this task parses each one once."""
+        local = Path(source).expanduser()
+        key = (str(local.resolve()) if local.exists() else str(source), revision)
+        if key not in self._cards:
+            self._cards[key] = BenchmarkFolder.open(key[0], revision)
+        return self._cards[key]
+
     def subsets_present(self, data_dir: str | os.PathLike) -> list[str]:
         """The MTEB subsets whose layout subset exists in ``data_dir`` (none without a benchmark folder)."""
         folder = Path(data_dir) / self.benchmark_dir
         if not (folder / "README.md").is_file():
             return []
-        present = set(reader.list_subsets(folder))
+        present = set(self.card(folder).subsets)
         return [s for s, layout in self.layout_subsets.items() if layout in present]
 
     def available_in(self, data_dir: str | os.PathLike) -> bool:
@@ -130,7 +139,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         logger.info("%s: reading %s", self.metadata.name, path)
         if self.allow_missing_subsets and revision is None:  # a local folder
             self.restrict_to_present()
-        self._zero_score_queries = reader.zero_score_queries(path, revision)
+        self._zero_score_queries = self.card(path, revision).zero_score_queries
         self.dataset = {
             hf_subset: {split: self.load_split(path, revision, hf_subset, split) for split in self.eval_splits}
             for hf_subset in self.layout_subsets
