@@ -76,11 +76,12 @@ class BenchmarkFolder:
         if not entries:
             raise LayoutError(f"{readme}: no 'configs' in the YAML front matter")
         if not isinstance(entries, list):
-            raise LayoutError(f"{readme}: 'configs' must be a list, got {type(entries).__name__}")
+            raise LayoutError(f"{readme}: 'configs' must be a list of {{config_name, data_files}} entries (datasets "
+                              f"reads no other form), got a {type(entries).__name__}")
         configs: dict[tuple[str | None, str], Config] = {}
         for i, entry in enumerate(entries, 1):
             if not isinstance(entry, Mapping) or not isinstance(entry.get("config_name"), str):
-                raise LayoutError(f"{readme}: configs entry {i} has no 'config_name'")
+                raise LayoutError(f"{readme}: configs entry {i} needs a 'config_name', got {entry!r:.80}")
             name = entry["config_name"]
             try:
                 subset, kind = parse_config_name(name)
@@ -115,20 +116,30 @@ class BenchmarkFolder:
 
     # -- local files ------------------------------------------------------------------------------------
     def files(self, config: Config) -> dict[str, list[Path]]:
-        """split -> the files of one config of a local folder; every pattern must match at least one file."""
+        """split -> the files of one config of a local folder. Each split must match at least one file, and
+        every pattern and match must stay inside the folder (no absolute path, no ``..``, no link out)."""
         if not self.local:
             raise LayoutError(f"{self.location}: a Hub repo, not a local folder; download it to read its files")
         folder = Path(self.location)
+        root = folder.resolve()
         out: dict[str, list[Path]] = {}
         for split, patterns in config.data_files.items():
-            paths: list[Path] = []
+            where = f"config {config.name!r} split {split!r}"
+            paths: set[Path] = set()
             for pattern in patterns:
-                matched = sorted(Path(p) for p in glob.glob(str(folder / pattern)))
-                if not matched:
-                    raise LayoutError(f"{self.readme}: config {config.name!r} split {split!r}: "
-                                      f"no file matches {pattern!r}")
-                paths.extend(matched)
-            out[split] = list(dict.fromkeys(paths))
+                if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+                    raise LayoutError(f"{self.readme}: {where}: path {pattern!r} points outside the folder")
+                for match in glob.glob(str(folder / pattern), recursive=True):
+                    path = Path(match)
+                    if not path.resolve().is_relative_to(root):
+                        raise LayoutError(f"{self.readme}: {where}: {path} is a link to {path.resolve()}, "
+                                          "outside the folder")
+                    if path.is_file():
+                        paths.add(path)
+            if not paths:
+                shown = patterns[0] if len(patterns) == 1 else list(patterns)
+                raise LayoutError(f"{self.readme}: {where}: no file matches {shown!r}")
+            out[split] = sorted(paths)
         return out
 
 
@@ -150,8 +161,8 @@ def _data_files(value: Any, readme: str, name: str) -> dict[str, tuple[str, ...]
         elif isinstance(item, Mapping) and isinstance(item.get("split"), str) and "path" in item:
             split, paths = item["split"], item["path"] if isinstance(item["path"], list) else [item["path"]]
         else:
-            raise LayoutError(f"{readme}: config {name!r}: a 'data_files' entry must be a pattern or "
-                              f"{{split, path}}, got {item!r:.80}")
+            raise LayoutError(f"{readme}: config {name!r}: each data_files entry needs 'split' and 'path' "
+                              f"(or is a pattern), got {item!r:.80}")
         if not paths or not all(isinstance(p, str) and p for p in paths):
             raise LayoutError(f"{readme}: config {name!r} split {split!r}: 'path' must name files, got {paths!r:.80}")
         out.setdefault(split, []).extend(paths)

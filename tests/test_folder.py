@@ -107,11 +107,11 @@ def test_single_unnamed_subset(tmp_path):
 @pytest.mark.parametrize(("configs", "message"), [
     (None, "no 'configs'"),
     ({"config_name": "drugs-corpus"}, "'configs' must be a list"),
-    ([{"data_files": "x.parquet"}], "configs entry 1 has no 'config_name'"),
+    ([{"data_files": "x.parquet"}], "configs entry 1 needs a 'config_name'"),
     ([{"config_name": "drugs-passages", "data_files": "x.parquet"}], "config 'drugs-passages': expected"),
     ([{"config_name": "drugs-corpus", "data_files": "a"}, {"config_name": "drugs-corpus", "data_files": "b"}],
      "config 'drugs-corpus' listed twice"),
-    ([{"config_name": "drugs-corpus", "data_files": [{"split": "corpus"}]}], "a 'data_files' entry must be"),
+    ([{"config_name": "drugs-corpus", "data_files": [{"split": "corpus"}]}], "entry needs 'split' and 'path'"),
     ([{"config_name": "drugs-corpus", "data_files": [{"split": "corpus", "path": []}]}], "'path' must name files"),
     ([{"config_name": "drugs-corpus", "data_files": []}], "'data_files' must be a pattern or a non-empty list"),
 ])
@@ -128,6 +128,29 @@ def test_a_malformed_zero_score_block_is_refused(tmp_path):
     tmp_path.joinpath("README.md").write_text(f"---\n{yaml.safe_dump(meta)}---\n")
     with pytest.raises(LayoutError, match="zero_score_queries must map subset -> split"):
         BenchmarkFolder.open(tmp_path)
+
+
+@pytest.mark.parametrize("pattern", ["../outside/*.parquet", "/etc/*.parquet", "data/../../x.parquet"])
+def test_files_stay_inside_the_folder(toy, tmp_path, pattern):
+    copy = tmp_path / "toy"
+    shutil.copytree(toy, copy)
+    meta = read_front_matter(copy / "README.md")
+    meta["configs"][0]["data_files"] = pattern
+    _rewrite(copy, meta)
+    folder = BenchmarkFolder.open(copy)
+    with pytest.raises(LayoutError, match="points outside the folder"):
+        folder.files(folder.kinds("drugs")["corpus"])
+
+
+def test_a_link_out_of_the_folder_is_refused(toy, tmp_path):
+    copy = tmp_path / "toy"
+    shutil.copytree(toy, copy)
+    corpus = copy / "data" / "drugs" / "corpus-00000.parquet"
+    shutil.move(corpus, tmp_path / "elsewhere.parquet")
+    corpus.symlink_to(tmp_path / "elsewhere.parquet")
+    folder = BenchmarkFolder.open(copy)
+    with pytest.raises(LayoutError, match="is a link to .*, outside the folder"):
+        folder.files(folder.kinds("drugs")["corpus"])
 
 
 def test_a_folder_without_a_card(tmp_path):
