@@ -1,5 +1,5 @@
-"""`complexir run` end to end: the packaged model on every demo benchmark, then a cached rerun; the cache is
-per model, and a long-document experiment keeps its own files."""
+"""`complexir run` end to end: the packaged model on every demo benchmark, then a rerun served by the embedding
+store; the store is keyed per model, revision and length, and a long-document experiment keeps its own files."""
 
 from __future__ import annotations
 
@@ -23,6 +23,14 @@ def table_rows(out: str) -> list[list[str]]:
     return [line.split() for line in lines[start + 2:] if line.strip()]
 
 
+def store_counts(out: str) -> dict[str, int]:
+    """The embedding store line of a run: texts requested, unique, encoded, served from the store."""
+    line = next(line for line in out.splitlines() if line.startswith("embedding store ("))
+    fields = line.split("): ", 1)[1].split(", ")
+    return {name.strip().removeprefix("texts "): int(value.replace(",", "")) for name, value in
+            (f.rsplit(" ", 1) for f in fields)}
+
+
 def test_every_benchmark_ships_a_valid_demo():
     folders = sorted(p.name for p in demo_data_dir().iterdir() if p.is_dir())
     assert folders == ["coveragebench", "crumb", "irsc", "locov1"]
@@ -41,7 +49,13 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
     assert {row[0] for row in rows} == {"CRUMB", "IRSC", "LoCoV1", "CoverageBench"}
     runnable = [cls.metadata.name for cls in TASKS if cls().available_in(demo_data_dir())]
     assert sorted({row[1] for row in rows}) == sorted(runnable)
-    assert all(row[-1] != "cached" for row in rows)  # the first run encodes every corpus
+    # The first run encodes every text once: tasks sharing a corpus (IRSC's five, CoverageBench's full and
+    # rerank tasks) are served from the embedding store.
+    store = store_counts(out)
+    assert store["encoded"] == store["unique"] and store["served from the store"] > 0
+    assert store["requested"] == store["unique"] + store["served from the store"]
+    assert next(row for row in rows if row[1] == "IRSCQuery")[-1] != "cached"
+    assert all(row[-1] == "cached" for row in rows if row[1] in ("IRSCTitle", "CoverageBenchCAsT2020Rerank"))
 
     results = tmp_path / "results" / "results" / MODEL_DIR
     assert (results / "model_meta.json").is_file()
@@ -62,8 +76,10 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
 
     # A rerun of one benchmark with the same cache encodes nothing and gives the same scores.
     assert main(["run", "--cache", str(cache), "--benchmark", "IRSC", "--output", str(tmp_path / "again")]) == 0
-    again = table_rows(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    again = table_rows(out)
     assert again and all(row[-1] == "cached" for row in again)
+    assert store_counts(out)["encoded"] == 0
     # main score, nDCG@10, R@100: the columns every table has
     first = {tuple(r[1:4]): r[4:7] for r in rows if r[0] == "IRSC"}
     assert {tuple(r[1:4]): r[4:7] for r in again} == first

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from complexir.cli.engine_options import add_engine_arguments, build_search
 from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
 from complexir.tables import fmt_score
@@ -54,11 +55,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--split", action="append", default=None, help="evaluation split(s) (default: test)")
     parser.add_argument("--output", default="results", help="results folder (default: ./results)")
     parser.add_argument("--batch-size", type=positive_int, default=32)
-    parser.add_argument("--cache", default=None, metavar="DIR",
-                        help="embedding cache (MTEB's CachedEmbeddingWrapper), one folder per model, revision and "
-                             "max sequence length: a rerun with the same ones encodes nothing")
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
+    add_engine_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -107,23 +106,6 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
     return tasks
 
 
-def embedding_cache_dir(cache: Path, model: Any) -> Path:
-    """The embedding cache folder of one model: ``<cache>/<model>/<revision>/max_seq_length_<N>``.
-
-    mteb's ``CachedEmbeddingWrapper`` keys vectors by task, prompt type and text hash only, so one folder
-    shared by two models (or one model at two max lengths) would serve one's vectors to the other. The
-    name and revision come from the model's final meta; the effective max sequence length is added
-    because ``--model-name`` replaces the name that otherwise records a changed length (``__max<N>``).
-    The long-document mode needs no key of its own: it encodes other texts (windows), and a given text
-    has the same vector whichever mode asked for it.
-    """
-    from complexir.models import find_sentence_transformer
-
-    meta = model.mteb_model_meta
-    folder = cache / meta.model_name_as_path() / str(meta.revision or "no_revision_available")
-    st_model = find_sentence_transformer(model)
-    length = getattr(st_model, "max_seq_length", None) if st_model is not None else None
-    return folder / f"max_seq_length_{length}" if length else folder
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
@@ -162,7 +144,6 @@ def run(args: argparse.Namespace) -> int:
     for option, value in (("--cache", args.cache), ("--output", args.output)):
         _check_folder_option(option, value)
     import mteb
-    from mteb.models.cache_wrappers import CachedEmbeddingWrapper
 
     from complexir.models import EncodeCounter, load_model
     from complexir.results import per_query_path
@@ -173,13 +154,10 @@ def run(args: argparse.Namespace) -> int:
     logger.info("running %d task(s) from %s", len(tasks), source)
 
     base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name)
-    counter = EncodeCounter(base)  # under the cache: counts only what is really encoded
-    model: Any = counter
-    if args.cache:
-        cache_dir = embedding_cache_dir(Path(args.cache), base)
-        logger.info("embedding cache: %s", cache_dir)
-        model = CachedEmbeddingWrapper(counter, cache_path=cache_dir)
-    if args.long_docs != "none":  # windows are plain texts, so the cache serves them too
+    counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
+    setup = build_search(args, counter, long_docs=args.long_docs != "none")
+    model: Any = setup.model
+    if args.long_docs != "none":  # windows are plain texts, so the store serves them too
         from complexir.long_docs import wrap_long_docs
 
         model = wrap_long_docs(model, args.long_docs)
@@ -188,14 +166,23 @@ def run(args: argparse.Namespace) -> int:
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
     for task in tasks:  # each task writes its per-query scores beside the result JSON mteb writes
         task.per_query_file = per_query_path(output, meta, task.metadata.name)
-    result = mteb.evaluate(
-        model, tasks, cache=mteb.ResultCache(output), overwrite_strategy="always",
-        encode_kwargs={"batch_size": args.batch_size},
-    )
+    try:
+        result = mteb.evaluate(
+            model, tasks, cache=mteb.ResultCache(output), overwrite_strategy="always",
+            encode_kwargs={"batch_size": args.batch_size},
+        )
+    finally:
+        setup.close()
 
     from complexir.tasks import benchmark_of
 
     BENCHMARK_OF = benchmark_of()  # noqa: N806
+
+    def docs_per_second(task: str) -> float | None:
+        if args.engine == "ray" and setup.search is not None:  # encoded in the workers: the search's own rate
+            return setup.search.docs_per_second.get(task)
+        return counter.docs_per_second(task)
+
     rows = []
     by_name = {t.metadata.name: t for t in tasks}
     for task_result in result.task_results:
@@ -206,9 +193,10 @@ def run(args: argparse.Namespace) -> int:
                     "benchmark": BENCHMARK_OF[task_result.task_name], "task": task_result.task_name,
                     "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
                     "main_name": task.metadata.main_score,
-                    "docs_per_second": counter.docs_per_second(task_result.task_name),
+                    "docs_per_second": docs_per_second(task_result.task_name),
                 })
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
+    print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
     print(render_table(rows))
     return 0
