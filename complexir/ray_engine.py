@@ -5,7 +5,8 @@ merges the per-query candidates the actors send back into the exact top-k (``str
 ranking is the same as the in-process engine's. At most two shards per actor are in flight, so the driver's
 memory is bounded by a few batches whatever the corpus. Actors encode through the shared embedding store: a
 shard an actor finished is never encoded again, even when it is retried or another run asks for it. A shard
-whose actor fails is retried (on the restarted actor or another one) up to ``max_retries`` times.
+whose actor dies is re-run by Ray on the restarted actor, and a shard that raises is retried on another actor, up
+to ``max_retries`` times each.
 
 Ray is an optional dependency (``pip install 'complexir[ray]'``); with no ``address`` a local Ray is started.
 """
@@ -98,7 +99,10 @@ class RayEngine:
         workers = self.workers or (int(gpus // gpus_per_worker) if gpus_per_worker else 2)
         if workers < 1:
             raise ValueError(f"no Ray worker fits: {gpus} GPU(s) in the cluster, {gpus_per_worker} per worker")
-        remote = ray.remote(EncoderActor).options(num_cpus=1, num_gpus=gpus_per_worker, max_restarts=self.max_retries)
+        # A dead actor is restarted and its in-flight shards re-run by Ray itself (max_task_retries); an error
+        # raised by a shard is retried by `search` on another actor.
+        remote = ray.remote(EncoderActor).options(num_cpus=1, num_gpus=gpus_per_worker, max_restarts=self.max_retries,
+                                                  max_task_retries=self.max_retries)
         self.actors = [remote.remote(self.spec) for _ in range(workers)]
         logger.info("Ray engine: %d worker(s), %s GPU(s) each", workers, gpus_per_worker)
 
@@ -116,8 +120,8 @@ class RayEngine:
         pending: dict[Any, tuple[Any, int, int]] = {}  # ref → (shard table, actor index, attempts)
         idle = list(range(len(self.actors))) * MAX_IN_FLIGHT_PER_WORKER
 
-        def submit(table: Any, attempts: int) -> None:
-            actor = idle.pop(0)
+        def submit(table: Any, attempts: int, avoid: int | None = None) -> None:
+            actor = idle.pop(next((i for i, a in enumerate(idle) if a != avoid), 0))
             pending[self.actors[actor].score.remote(table, ctx_ref)] = (table, actor, attempts)
 
         def collect_one() -> None:
@@ -133,7 +137,7 @@ class RayEngine:
                                        f"{table.column('id')[0]} failed {attempts + 1} times") from err
                 logger.warning("Ray worker failed on a shard (%s); retrying it", type(err).__name__)
                 self.retried_shards += 1
-                submit(table, attempts + 1)
+                submit(table, attempts + 1, avoid=actor)
                 return
             merged.add(candidates)
             if counts is not None and hasattr(encoder, "counts"):

@@ -248,15 +248,22 @@ class StreamingSearch:
                                   top_k=top_k, encode_kwargs=encode_kwargs, top_ranked=top_ranked,
                                   num_proc=num_proc, **kwargs)
 
-        query_loader = create_dataloader(queries, task_metadata=task_metadata, prompt_type=PromptType.query,
-                                         num_proc=num_proc, **encode_kwargs)
-        query_embeddings = self.model.encode(query_loader, task_metadata=task_metadata, hf_split=hf_split,
-                                               hf_subset=hf_subset, prompt_type=PromptType.query, **encode_kwargs)
-        query_ids = list(queries["id"])
         source = self.sources.get((task_metadata.name, hf_subset)) or DatasetSource(corpus)
         if source.num_rows != len(corpus):
             raise ValueError(f"{task_metadata.name}/{hf_subset}: the corpus source holds {source.num_rows} documents, "
                              f"the task's corpus {len(corpus)}")
+        return self.search_source(queries, source, task_metadata=task_metadata, hf_split=hf_split,
+                                  hf_subset=hf_subset, top_k=top_k, encode_kwargs=encode_kwargs, num_proc=num_proc)
+
+    def search_source(self, queries: Any, source: CorpusSource, *, task_metadata: Any, hf_split: str,
+                      hf_subset: str, top_k: int, encode_kwargs: Any,
+                      num_proc: int | None = None) -> dict[str, dict[str, float]]:
+        """Exact top-k of ``queries`` over ``source``: ``{query id: {corpus id: score}}``."""
+        query_loader = create_dataloader(queries, task_metadata=task_metadata, prompt_type=PromptType.query,
+                                         num_proc=num_proc, **encode_kwargs)
+        query_embeddings = self.model.encode(query_loader, task_metadata=task_metadata, hf_split=hf_split,
+                                             hf_subset=hf_subset, prompt_type=PromptType.query, **encode_kwargs)
+        query_ids = list(queries["id"])
         ctx = BatchContext(query_embeddings=query_embeddings, top_k=top_k, task_metadata=task_metadata,
                            hf_split=hf_split, hf_subset=hf_subset, encode_kwargs=dict(encode_kwargs))
         start = time.perf_counter()
