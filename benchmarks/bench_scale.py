@@ -56,7 +56,7 @@ def build_model(folder: Path) -> Path:
     """A StaticEmbedding model with the packaged MiniLM tokenizer and random weights, saved to ``folder``."""
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import StaticEmbedding
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
     from tokenizers import Tokenizer
 
     from complexir.models import default_model_path
@@ -84,9 +84,9 @@ def measure(engine: str, corpus: Path, model_dir: Path, workers: int, batch_docs
     from complexir.models import load_model
     from complexir.stored_encoder import StoredEncoder
     from complexir.streaming_search import LocalEngine, ParquetSource, StreamingSearch
-    from complexir.tasks import TASKS_BY_NAME
+    from complexir.tasks import tasks_by_name
 
-    meta = TASKS_BY_NAME["IRSCQuery"].metadata  # any text retrieval task: only its metadata is used
+    meta = tasks_by_name()["IRSCQuery"].metadata  # any text retrieval task: only its metadata is used
     files = sorted(corpus.glob("corpus-*.parquet"))
     rng = random.Random(1)
     queries = Dataset.from_dict({"id": [f"q{i}" for i in range(QUERIES)],

@@ -10,6 +10,7 @@ the store.
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,7 +85,7 @@ def _max_length(model: Any) -> int | None:
 
     st_model = _unwrap(model, SentenceTransformer)
     length = getattr(st_model, "max_seq_length", None) if st_model is not None else None
-    return int(length) if length else None
+    return int(length) if length and math.isfinite(length) else None  # static embeddings have no limit (inf)
 
 
 class StoredEncoder:

@@ -44,13 +44,13 @@ def test_store_round_trip_across_instances(tmp_path):
 
 
 def test_a_text_held_by_two_tasks_is_encoded_once(tmp_path):
-    from complexir.tasks import TASKS_BY_NAME
+    from complexir.tasks import tasks_by_name
 
     counter = EncodeCounter(load_model(None))
     store = StoredEncoder(counter, EmbeddingStore(tmp_path))
     shared = {"id": ["a", "b", "c"], "title": ["", "", "T"], "text": ["first doc", "second doc", "third doc"]}
     for name, rows in (("IRSCQuery", shared), ("IRSCTitle", {k: v[::-1] for k, v in shared.items()})):
-        meta = TASKS_BY_NAME[name].metadata
+        meta = tasks_by_name()[name].metadata
         loader = create_dataloader(Dataset.from_dict(rows), task_metadata=meta, prompt_type=PromptType.document)
         vectors = store.encode(loader, task_metadata=meta, hf_split="test", hf_subset="en",
                                prompt_type=PromptType.document)

@@ -34,7 +34,7 @@ def test_streamed_top_k_equals_mteb_chunked_search_on_distinct_scores():
     from datasets import Dataset
     from mteb.models.search_wrappers import chunked_full_corpus_search
 
-    from complexir.tasks import TASKS_BY_NAME
+    from complexir.tasks import tasks_by_name
 
     rng = np.random.default_rng(0)
     queries, docs = rng.normal(size=(5, 8)).astype(np.float32), rng.normal(size=(500, 8)).astype(np.float32)
@@ -47,7 +47,7 @@ def test_streamed_top_k_equals_mteb_chunked_search_on_distinct_scores():
 
     heaps = chunked_full_corpus_search(
         task_corpus=corpus, corpus_chunk_size=64, query_idx_to_id=dict(enumerate("abcde")), query_embeddings=queries,
-        task_metadata=TASKS_BY_NAME["IRSCQuery"].metadata, hf_subset="en", hf_split="test", top_k=20,
+        task_metadata=tasks_by_name()["IRSCQuery"].metadata, hf_subset="en", hf_split="test", top_k=20,
         encode_kwargs={"show_progress_bar": False}, encode_fn=encode,
         similarity_fn=lambda a, b: torch.as_tensor(a) @ torch.as_tensor(b).T, search_k_offset=1)
     merged = TopK(5, 20)
@@ -185,10 +185,10 @@ def test_ray_retries_a_failed_shard_without_encoding_it_again(tmp_path):
     from complexir.ray_engine import RayEngine, StoredModelSpec
     from complexir.stored_encoder import StoredEncoder
     from complexir.streaming_search import BatchContext, LocalEngine, ParquetSource
-    from complexir.tasks import TASKS_BY_NAME
+    from complexir.tasks import tasks_by_name
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    meta = TASKS_BY_NAME["IRSCQuery"].metadata
+    meta = tasks_by_name()["IRSCQuery"].metadata
     source = ParquetSource.from_layout(demo_data_dir() / "irsc", "query-en")
     driver = StoredEncoder(load_model(None), EmbeddingStore(tmp_path / "driver"))
     queries = Dataset.from_dict({"id": ["q1", "q2"], "text": ["a question about cats", "stock markets"]})
