@@ -9,6 +9,7 @@ the store.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections import defaultdict
@@ -68,10 +69,10 @@ class StoreCounts:
                 f"served from the store {self.served:,}")
 
 
-def _unwrap(model: Any, cls: type, depth: int = 8) -> Any | None:
-    """The first ``cls`` in a wrapper chain (``._model`` / ``.model``), or None."""
+def _unwrap(model: Any, cls: type, depth: int = 8, *, exact: bool = False) -> Any | None:
+    """The first ``cls`` (with ``exact``: not a subclass) in a wrapper chain (``._model`` / ``.model``), or None."""
     for _ in range(depth):
-        if isinstance(model, cls):
+        if (type(model) is cls) if exact else isinstance(model, cls):
             return model
         inner = getattr(model, "_model", None) or getattr(model, "model", None)
         if inner is None or inner is model:
@@ -96,7 +97,8 @@ class StoredEncoder:
         self.store = store
         self.commit_size = commit_size
         self.counts = StoreCounts()
-        self._st_wrapper = _unwrap(model, SentenceTransformerEncoderWrapper)
+        # exactly mteb's wrapper: a subclass (e.g. an instruction model) may shape inputs from the task metadata
+        self._st_wrapper = _unwrap(model, SentenceTransformerEncoderWrapper, exact=True)
         self._max_length = _max_length(model)
 
     @property
@@ -109,17 +111,19 @@ class StoredEncoder:
     def key(self, task_metadata: Any, prompt_type: PromptType | None) -> StoreKey:
         """The store key for texts of this task and prompt type.
 
-        For a sentence-transformers model the prompt is the one mteb's wrapper resolves (so tasks without a
-        prompt of their own share vectors); for any other encoder, which may shape its input by task in ways not
-        visible here, the task name is part of the key (vectors are then shared across runs, not across tasks).
+        For a sentence-transformers model in mteb's own wrapper the prompt is the one that wrapper resolves from
+        the model's prompts (so tasks without a prompt of their own share vectors); for any other encoder, which
+        may shape its input from the task in ways not visible here, the task name and the task's prompt are part
+        of the key (vectors are then shared across runs, not across tasks).
         """
         meta = self.mteb_model_meta
         if self._st_wrapper is not None:
             prompts = self._st_wrapper.model_prompts
             name = get_prompt_name(prompts, task_metadata, prompt_type)
             prompt = "prompt:" + ((prompts or {}).get(name) or "") if name else "prompt:"
-        else:
-            prompt = f"task:{task_metadata.name}"
+        else:  # the task and its prompt (which wrappers such as CRUMB's set per subset) are part of the key
+            task_prompt = json.dumps(task_metadata.prompt, sort_keys=True, default=str)
+            prompt = f"task:{task_metadata.name}|{task_prompt}"
         return StoreKey(model=str(meta.name), revision=str(meta.revision), max_length=self._max_length,
                         prompt_type=prompt_type.value if prompt_type else None, prompt=prompt)
 

@@ -28,8 +28,9 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from mteb._create_dataloaders import create_dataloader
 from mteb.types import PromptType
+
+from complexir.mteb_internals import create_dataloader
 
 logger = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ import time
 import numpy as np
 import pytest
 from datasets import Dataset
-from mteb._create_dataloaders import create_dataloader
 from mteb.types import PromptType
 
 from complexir.embedding_store import EmbeddingStore, StoreKey, text_hashes
 from complexir.models import EncodeCounter, load_model
+from complexir.mteb_internals import create_dataloader
 from complexir.stored_encoder import StoredEncoder
 
 KEY = StoreKey(model="m", revision="r", max_length=8, prompt_type="document", prompt="prompt:")

@@ -176,12 +176,12 @@ def test_ray_retries_a_failed_shard_without_encoding_it_again(tmp_path):
     import pyarrow as pa
     import ray
     from datasets import Dataset
-    from mteb._create_dataloaders import create_dataloader
     from mteb.types import PromptType
 
     from complexir.cli.run_cmd import demo_data_dir
     from complexir.embedding_store import EmbeddingStore
     from complexir.models import load_model
+    from complexir.mteb_internals import create_dataloader
     from complexir.ray_engine import RayEngine, StoredModelSpec
     from complexir.stored_encoder import StoredEncoder
     from complexir.streaming_search import BatchContext, LocalEngine, ParquetSource
