@@ -93,6 +93,7 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
 
     from complexir.cli.engine_options import build_search
     from complexir.cli.run_cmd import add_parser, demo_data_dir, select_tasks
+    from complexir.data_source import DataSource
     from complexir.models import EncodeCounter, load_model
 
     parser = argparse.ArgumentParser()
@@ -103,7 +104,7 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
         args = parser.parse_args(["run", "--engine", engine, "--workers", "2", "--batch-docs", "4",
                                   "--cache", str(tmp_path / "store" / engine)])
         setup = build_search(args, EncodeCounter(base), long_docs=False)
-        tasks = select_tasks(None, TASKS, demo_data_dir(), ["test"])
+        tasks = select_tasks(None, TASKS, DataSource.local(demo_data_dir()), ["test"])
         try:
             result = mteb.evaluate(setup.model, tasks, cache=mteb.ResultCache(tmp_path / engine),
                                    overwrite_strategy="always", prediction_folder=tmp_path / engine / "predictions",
