@@ -163,6 +163,11 @@ def register(spec: BenchmarkSpec) -> BenchmarkSpec:
     return spec
 
 
+def unregister(folder: str) -> None:
+    """Remove a benchmark registered with :func:`register` (a test's toy benchmark, when the test is done)."""
+    _registered.pop(folder, None)
+
+
 def _read_entry_points() -> None:
     """Register the specs other distributions declare (once per process)."""
     global _entry_points_read

@@ -94,11 +94,20 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
     return rows
 
 
-def _main_score(task_name: str) -> str | None:
+def find_task(task_name: str) -> Any:
+    """A task instance by name: a registered benchmark's (also one registered after mteb was imported), else
+    any task mteb knows. KeyError when neither does."""
     import mteb
 
+    from complexir.tasks import tasks_by_name
+
+    cls = tasks_by_name().get(task_name)
+    return cls() if cls is not None else mteb.get_task(task_name)
+
+
+def _main_score(task_name: str) -> str | None:
     try:
-        return mteb.get_task(task_name).metadata.main_score
+        return find_task(task_name).metadata.main_score
     except KeyError:
         return None
 
@@ -116,12 +125,11 @@ def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
     ``default``, and the Hub groups model-index results by (task type, dataset, config, split, revision):
     with ``default`` every CRUMB task would be filed under the first one's name.
     """
-    import mteb
     from huggingface_hub import EvalResult
 
     out = []
     for row in rows:
-        task = mteb.get_task(row.task)
+        task = find_task(row.task)
         meta = task.metadata
         config = getattr(task, "layout_subsets", {}).get(row.subset) or row.subset
         for metric, value in row.scores.items():
