@@ -16,6 +16,7 @@ This module is foundation: it names the implementing modules by their import pat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CRUMB_REFERENCE = "https://arxiv.org/abs/2509.07253"
@@ -149,6 +150,13 @@ ENTRY_POINT_GROUP = "complexir.benchmarks"
 
 _registered: dict[str, BenchmarkSpec] = {}
 _entry_points_read = False
+_listeners: list[Callable[[BenchmarkSpec], None]] = []
+
+
+def on_register(listener: Callable[[BenchmarkSpec], None]) -> None:
+    """Call ``listener(spec)`` for every benchmark registered from now on (the mteb hook keeps mteb's task
+    registry in step with this one)."""
+    _listeners.append(listener)
 
 
 def register(spec: BenchmarkSpec) -> BenchmarkSpec:
@@ -159,7 +167,11 @@ def register(spec: BenchmarkSpec) -> BenchmarkSpec:
         if known != spec and (known.name == spec.name or known.folder == spec.folder):
             raise ValueError(f"benchmark {spec.name!r} (folder {spec.folder!r}) clashes with the registered "
                              f"{known.name!r} (folder {known.folder!r})")
+    new = _registered.get(spec.folder) != spec
     _registered[spec.folder] = spec
+    if new:
+        for listener in list(_listeners):
+            listener(spec)
     return spec
 
 

@@ -110,8 +110,17 @@ def register() -> bool:
         return True
     _patch_tasks(modules)
     _set_data_source()
+    from complexir import benchmarks
+
+    benchmarks.on_register(_register_spec)  # a benchmark registered later joins mteb's registry too
     _registered = True
     return True
+
+
+def _register_spec(spec: object) -> None:
+    """Add the tasks and benchmark of a spec registered after the hook ran."""
+    _guarded(lambda module: add_to_mteb(list(module.TASKS), [module.BENCHMARK]))(
+        importlib.import_module(spec.task_module))
 
 
 def _set_data_source() -> None:

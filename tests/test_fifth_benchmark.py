@@ -73,7 +73,7 @@ def test_run_and_report(built: Path, tmp_path: Path, capsys) -> None:
     per_query = json.loads((out / "per_query" / MODEL_DIR / "FifthFacts.json").read_text())
     assert sorted(per_query["scores"]["default"]["test"]["ndcg_at_10"]) == ["q1", "q2", "q3", "q4", "q5"]
 
-    assert main(["report", str(out / "results"), "--out", str(tmp_path / "report")]) == 0
+    assert main(["report", str(out / "results"), "--out", str(tmp_path / "report"), "--debug"]) == 0
     card = (tmp_path / "report" / "README.md").read_text(encoding="utf-8")
     assert "FifthFacts" in card and "Fifth" in card
 
