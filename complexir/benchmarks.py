@@ -12,6 +12,10 @@ with :func:`register`, or from another distribution through the ``complexir.benc
 (``name = "package.module:SPEC"``), which every process (the plain ``mteb`` CLI too) reads.
 
 This module is foundation: it names the implementing modules by their import path and imports none of them.
+
+The BibTeX is written exactly as mteb's own citation check formats it (bibtexparser, two-space indent, one
+line per field, trailing commas, no continuation lines): mteb's ``test_task_bibtex`` compares the two. A
+field longer than a source line is split between two adjacent string literals, never inside the BibTeX.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ IRSC_CITATION = r"""@misc{lin2024irsc,
   author = {Hai Lin and Shaoxiong Zhan and Junyou Su and Haitao Zheng and Hui Wang},
   eprint = {2409.15763},
   primaryclass = {cs.IR},
-  title = {IRSC: A Zero-shot Evaluation Benchmark for Information Retrieval through Semantic Comprehension
-           in Retrieval-Augmented Generation Scenarios},
+  title = {IRSC: A Zero-shot Evaluation Benchmark for Information Retrieval through Semantic Comprehension """ \
+    r"""in Retrieval-Augmented Generation Scenarios},
   url = {https://arxiv.org/abs/2409.15763},
   year = {2024},
 }"""
@@ -56,8 +60,8 @@ LOCOV1_CITATION = r"""@misc{saadfalcon2024benchmarking,
 COVERAGEBENCH_REFERENCE = "https://arxiv.org/abs/2603.20034"
 COVERAGEBENCH_CITATION = r"""@misc{samuel2026coveragebench,
   archiveprefix = {arXiv},
-  author = {Saron Samuel and Andrew Yates and Dawn Lawrie and Ian Soboroff and Trevor Adriaanse
-            and Benjamin Van Durme and Eugene Yang},
+  author = {Saron Samuel and Andrew Yates and Dawn Lawrie and Ian Soboroff and Trevor Adriaanse """ \
+    r"""and Benjamin Van Durme and Eugene Yang},
   eprint = {2603.20034},
   primaryclass = {cs.IR},
   title = {CoverageBench: Evaluating Information Coverage across Tasks and Domains},
