@@ -76,15 +76,18 @@ def _template_text(info: CardInfo) -> str:
 
 def _counts_table(stats: dict[str, dict[str, Any]]) -> str:
     rows = ["| subset | split | documents | queries | qrels | nuggets | dropped queries (no positive) "
-            "| of which judged (score 0 in means) |",
-            "|---|---|---:|---:|---:|---:|---:|---:|"]
+            "| of which judged (score 0 in means) | judgments on documents missing from the corpus |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for subset, st in stats.items():
         if not st["splits"]:  # a corpus that other subsets' tasks read
-            rows.append(f"| {subset} | corpus only | {st['documents']:,} | - | - | - | - | - |")
+            rows.append(f"| {subset} | corpus only | {st['documents']:,} | - | - | - | - | - | - |")
         for split, sp in st["splits"].items():
+            missing = f"{sp.get('missing_document_qrels', 0):,}"
+            if sp.get("missing_document_support"):
+                missing += f" (+ {sp['missing_document_support']:,} nugget supports)"
             rows.append(
                 f"| {subset} | {split} | {st['documents']:,} | {sp['queries']:,} | {sp['qrels']:,} "
-                f"| {sp['nuggets']:,} | {sp['dropped_queries']:,} | {sp['judged_without_positive']:,} |"
+                f"| {sp['nuggets']:,} | {sp['dropped_queries']:,} | {sp['judged_without_positive']:,} | {missing} |"
             )
     return "\n".join(rows)
 
@@ -118,6 +121,33 @@ def _zero_score_block(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"complexir": {ZERO_SCORE_KEY: block}} if block else {}
 
 
+MISSING_DOCUMENTS_KEY = "missing_document_judgments"  # under the card's `complexir` key
+
+
+def _missing_documents_block(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``{subset: {split: {qrels: n, nugget_support: m}}}`` for the splits that judge documents the corpus lacks.
+
+    Such judgments are kept (trec_eval and ndeval count the document as relevant and never retrieved); the
+    validator accepts exactly the number declared here, so an accidental dangling reference still fails.
+    """
+    block: dict[str, dict[str, dict[str, int]]] = {}
+    for subset, st in stats.items():
+        for split, sp in st["splits"].items():
+            qrels, support = sp.get("missing_document_qrels", 0), sp.get("missing_document_support", 0)
+            if qrels or support:
+                block.setdefault(subset, {})[split] = {"qrels": qrels, "nugget_support": support}
+    return block
+
+
+def complexir_block(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The card's ``complexir`` metadata: zero-score queries and judgments on missing documents."""
+    block = _zero_score_block(stats).get("complexir", {})
+    missing = _missing_documents_block(stats)
+    if missing:
+        block[MISSING_DOCUMENTS_KEY] = missing
+    return {"complexir": block} if block else {}
+
+
 def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[str, dict[str, str]],
                  digests: dict[str, str] | None = None) -> dict:
     """The card's YAML metadata. ``files`` maps config name → {split: data_files pattern}; ``digests`` maps
@@ -139,7 +169,7 @@ def front_matter(info: CardInfo, stats: dict[str, dict[str, Any]], files: dict[s
         "tags": ["complexir", "mteb", "retrieval"],
         "source_datasets": [info.source],
         "citation": info.citation.strip(),
-        **_zero_score_block(stats),
+        **complexir_block(stats),
         "configs": [
             {
                 "config_name": name,

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .card import MISSING_DOCUMENTS_KEY, read_front_matter
 from .errors import LayoutError
 from .folder import BenchmarkFolder
 from .schema import CORPUS, NUGGETS, QRELS, QUERIES, REQUIRED, TOP_RANKED
@@ -86,6 +87,24 @@ def _check_reference(path: Path, row: int, value: str, known: set[str], column: 
         raise LayoutError(f"{path}, row {row}: {column} {value!r} does not exist")
 
 
+def _declared_missing(folder: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """The card's count of judgments on documents missing from the corpus: subset → split → {qrels, nugget_support}."""
+    meta = read_front_matter(folder / "README.md").get("complexir") or {}
+    return meta.get(MISSING_DOCUMENTS_KEY) or {}
+
+
+def _check_missing_count(path: Path, kind: str, found: list[tuple[Path, int, str]], declared: int) -> None:
+    """Judgments on documents the corpus lacks are allowed, exactly as many as the card declares."""
+    if len(found) == declared:
+        return
+    if len(found) > declared:
+        where, row, did = found[declared]
+        raise LayoutError(f"{where}, row {row}: {kind} corpus-id {did!r} does not exist in the corpus, and the card "
+                          f"declares {declared} such judgment(s) for this split ({len(found)} found)")
+    raise LayoutError(f"{path}: the card declares {declared} {kind} judgment(s) on documents missing from the corpus, "
+                      f"{len(found)} found")
+
+
 def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, dict[str, Any]]:
     """Validate ``folder``; return per-subset counts. Raises ``LayoutError`` naming the file and row.
 
@@ -96,6 +115,7 @@ def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, 
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder}: not a folder" if folder.exists() else f"{folder}: no such folder")
     found = configs(folder)
+    declared_missing = _declared_missing(folder)
     by_subset: dict[str | None, dict[str, dict[str, list[Path]]]] = defaultdict(dict)
     for (subset, kind), splits in found.items():
         for paths in splits.values():
@@ -129,9 +149,12 @@ def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, 
                 raise LayoutError(f"{folder}: subset {name!r} has queries but no qrels for split {split!r}")
             pairs: dict[tuple[str, str], tuple[Path, int]] = {}
             positive: set[str] = set()
+            declared = declared_missing.get(name, {}).get(split, {})
+            missing_docs: list[tuple[Path, int, str]] = []
             for path, i, (qid, did, score) in _rows(kinds[QRELS][split], ["query-id", "corpus-id", "score"]):
                 _check_reference(path, i, qid, query_ids, "query-id")
-                _check_reference(path, i, did, doc_ids, "corpus-id")
+                if did not in doc_ids:
+                    missing_docs.append((path, i, did))
                 if score < 0:
                     raise LayoutError(f"{path}, row {i}: negative score {score}")
                 if (qid, did) in pairs:
@@ -146,9 +169,12 @@ def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, 
                 raise LayoutError(
                     f"{qpaths[0]}: {len(missing)} queries have no positive qrel, e.g. {sorted(missing)[:3]}"
                 )
-            split_counts = {"queries": len(query_ids), "qrels": len(pairs), "nuggets": 0}
+            _check_missing_count(kinds[QRELS][split][0], "qrels", missing_docs, declared.get("qrels", 0))
+            split_counts = {"queries": len(query_ids), "qrels": len(pairs), "nuggets": 0,
+                            "missing_document_qrels": len(missing_docs), "missing_document_support": 0}
             if NUGGETS in kinds and split in kinds[NUGGETS]:
                 nugget_keys: set[tuple[str, str]] = set()
+                missing_support: list[tuple[Path, int, str]] = []
                 for path, i, (qid, nid, support) in _rows(kinds[NUGGETS][split], ["query-id", "nugget-id", "support"]):
                     _check_reference(path, i, qid, query_ids, "query-id")
                     if (qid, nid) in nugget_keys:
@@ -157,12 +183,16 @@ def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, 
                     supported: set[str] = set()
                     for entry in support:
                         did = entry["corpus-id"]
-                        _check_reference(path, i, did, doc_ids, "support corpus-id")
+                        if did not in doc_ids:
+                            missing_support.append((path, i, did))
                         if did in supported:
                             raise LayoutError(f"{path}, row {i}: document {did!r} twice in the support of nugget "
                                               f"{nid!r}")
                         supported.add(did)
+                _check_missing_count(kinds[NUGGETS][split][0], "nugget support", missing_support,
+                                     declared.get("nugget_support", 0))
                 split_counts["nuggets"] = len(nugget_keys)
+                split_counts["missing_document_support"] = len(missing_support)
             if TOP_RANKED in kinds and split in kinds[TOP_RANKED]:
                 for path, i, (qid, ranked) in _rows(kinds[TOP_RANKED][split], ["query-id", "corpus-ids"]):
                     _check_reference(path, i, qid, query_ids, "query-id")

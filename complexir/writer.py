@@ -343,8 +343,8 @@ class BenchmarkWriter:
             _string_columns(row, ("query-id", "corpus-id", "score"), what)
             if qid not in query_ids:
                 raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
-            if did not in docs:
-                raise LayoutError(f"{what}: corpus-id {did!r} is not in the corpus of subset {subset!r}")
+            # A judgment on a document the corpus lacks is kept: trec_eval counts that document as relevant and
+            # never retrieved (recall's denominator, the ideal DCG). It is counted in the card and the validator.
             if (qid, did) in seen_pairs:
                 raise LayoutError(f"{what}: duplicate judgment for query {qid!r} and document {did!r}")
             seen_pairs.add((qid, did))
@@ -376,10 +376,6 @@ class BenchmarkWriter:
                                       f"got {type(sup).__name__} {sup!r:.60}")
                 sdid = _expect_str(sup.get("corpus-id"), f"{what}, support {j}, 'corpus-id'")
                 _expect_grade(sup.get("score"), f"{what}, support {j}, 'score'")
-                if sdid not in docs:
-                    raise LayoutError(
-                        f"{what}, support {j}: corpus-id {sdid!r} is not in the corpus of subset {subset!r}"
-                    )
                 # Two grades for one document: a reader keeps one of them silently, so refuse here.
                 if sdid in supported:
                     raise LayoutError(f"{what}, support {j}: document {sdid!r} listed twice for nugget {nid!r} "
@@ -437,7 +433,14 @@ class BenchmarkWriter:
             "nuggets": len(tables.get(NUGGETS, [])),
             "dropped_queries": len(dropped),
             "judged_without_positive": len(stats.zero_score_queries[split]),
+            # judgments kept on documents the corpus lacks (ndeval/trec_eval count them as never retrieved)
+            "missing_document_qrels": sum(1 for r in tables[QRELS] if r["corpus-id"] not in docs),
+            "missing_document_support": sum(1 for r in tables.get(NUGGETS, []) for sup in r["support"]
+                                            if sup["corpus-id"] not in docs),
         }
+        if counts["missing_document_qrels"] or counts["missing_document_support"]:
+            logger.warning("%s: keeping %d judgments and %d nugget supports on documents missing from the corpus",
+                           where, counts["missing_document_qrels"], counts["missing_document_support"])
         stats.splits[split] = counts
         return counts
 

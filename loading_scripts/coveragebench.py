@@ -18,9 +18,10 @@ What a build writes per subset (split ``test``):
 - ``top_ranked``: the top ``--rerank-depth`` (50) documents of a baseline run, for reranking;
 - ``corpus``: ``pooled`` (judged documents + the baseline runs' candidates, looked up by id) or ``full``.
 
-Judged documents that the corpus source does not hold are dropped from the judgments and counted in the
-card; so are baseline candidates. Topics left without a positive judgment are dropped by the writer and
-counted too.
+Judgments on documents that the corpus source does not hold are kept and counted in the card: as in ndeval
+and trec_eval, such a document is judged and never retrieved (its nuggets stay supported, it stays in the ideal
+ranking). Baseline candidates the source lacks are dropped from ``top_ranked`` (nothing could score them) and
+counted. Topics left without a positive judgment are dropped by the writer and counted too.
 """
 
 from __future__ import annotations
@@ -94,19 +95,18 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
         n_docs = writer.write_corpus(subset, stream())
 
     missing_judged = judged - present
-    dropped_judgments = sum(1 for ns in release.judgments.values() for docs in ns.values() for d in docs
-                            if d not in present)
+    kept_judgments = sum(1 for ns in release.judgments.values() for docs in ns.values() for d in docs
+                         if d not in present)
     if missing_judged:
-        logger.warning("%s: %d judged documents (%d judgments) are not in %s; their judgments are dropped",
-                       subset, len(missing_judged), dropped_judgments, source)
+        logger.warning("%s: %d judged documents (%d judgments) are not in %s; their judgments are kept (judged, "
+                       "never retrieved)", subset, len(missing_judged), kept_judgments, source)
 
     queries, qrels, nuggets, top_ranked = [], [], [], []
     for tid, topic in release.topics.items():
         queries.append({"id": tid, "text": topic.query})
         doc_grade: dict[str, int] = {}
         for num, text in release.nuggets.get(tid, {}).items():
-            support = [{"corpus-id": d, "score": g} for d, g in release.judgments.get(tid, {}).get(num, {}).items()
-                       if d in present]
+            support = [{"corpus-id": d, "score": g} for d, g in release.judgments.get(tid, {}).get(num, {}).items()]
             for s in support:  # doc-level grade = max over the topic's nuggets
                 doc_grade[s["corpus-id"]] = max(doc_grade.get(s["corpus-id"], 0), s["score"])
             nuggets.append({"query-id": tid, "nugget-id": num, "text": text, "weight": 1.0, "support": support})
@@ -121,8 +121,8 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
                                 top_ranked=top_ranked if chosen is not None else None)
 
     writer.note(subset, "corpus setting", f"{corpus} ({n_docs:,} documents from {source})")
-    writer.note(subset, "judged documents missing from the corpus source (judgments dropped)",
-                f"{len(missing_judged):,} documents, {dropped_judgments:,} nugget judgments")
+    writer.note(subset, "judged documents missing from the corpus source (judgments kept: judged, never retrieved)",
+                f"{len(missing_judged):,} documents, {kept_judgments:,} nugget judgments")
     if chosen is not None:
         writer.note(subset, "top_ranked", f"top {rerank_depth} of baseline run `{chosen}` "
                                           f"({len(release.runs)} run(s) available: {', '.join(sorted(release.runs))})")
@@ -138,7 +138,7 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
         "nuggets_per_topic": per_topic, "support_per_nugget": support_counts,
         "unsupported": sum(1 for c in support_counts if c == 0),
         "corpus": corpus, "source": str(source), "documents": n_docs,
-        "missing_judged": len(missing_judged), "dropped_judgments": dropped_judgments,
+        "missing_judged": len(missing_judged), "kept_judgments": kept_judgments,
         "baseline": chosen or "–",
     }
 
@@ -152,14 +152,14 @@ def _tables(stats: dict[str, dict[str, Any]]) -> dict[str, str]:
     nugget = ["| subset | topics (upstream) | topics kept | topics dropped (no supported nugget) | nuggets / topic "
               "(mean / min / max) | supporting docs / nugget (mean / min / max) | nuggets without support |",
               "|---|---:|---:|---:|---|---|---:|"]
-    corpus = ["| subset | corpus setting | corpus source | documents | judged docs missing | nugget judgments "
-              "dropped | baseline for top_ranked |", "|---|---|---|---:|---:|---:|---|"]
+    corpus = ["| subset | corpus setting | corpus source | documents | judged docs missing | nugget judgments on "
+              "them (kept) | baseline for top_ranked |", "|---|---|---|---:|---:|---:|---|"]
     for subset, st in stats.items():
         nugget.append(f"| {subset} | {st['topics']} | {st['kept']} | {st['dropped']} "
                       f"| {_spread(st['nuggets_per_topic'])} | {_spread(st['support_per_nugget'])} "
                       f"| {st['unsupported']} |")
         corpus.append(f"| {subset} | {st['corpus']} | `{st['source']}` | {st['documents']:,} | {st['missing_judged']:,}"
-                      f" | {st['dropped_judgments']:,} | `{st['baseline']}` |")
+                      f" | {st['kept_judgments']:,} | `{st['baseline']}` |")
     return {"nugget_table": "\n".join(nugget), "corpus_table": "\n".join(corpus)}
 
 

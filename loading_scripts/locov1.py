@@ -18,7 +18,8 @@ Build rules (each counted in the card's build notes):
 * relevance is binary: every id in ``answer_pids`` is a qrel of score 1 (a repeated id is judged once);
 * a document whose ``passage`` is null (a quirk of the qasper tasks) is dropped together with the query of
   the same index (``<task>_Passage_<i>`` ↔ ``<task>_Query_<i>``), as the official evaluation does;
-  any other qrel pointing at a dropped document is dropped too;
+  any other qrel pointing at a dropped document, or at an id no document has, is kept: as in trec_eval, it is a
+  relevant document no model retrieves (it stays in recall's denominator and the ideal DCG);
 * a query left without a positive qrel is dropped by the writer (counted per split).
 
 Documents are streamed file → parquet (one batch in memory at a time); only ids, and one task's queries, are
@@ -175,7 +176,8 @@ def _read_queries(path: Path, task: str, docs: _TaskDocs) -> tuple[list[dict], l
     """(queries, qrels, counts of what was dropped) of one task."""
     queries: list[dict[str, str]] = []
     qrels: list[dict[str, Any]] = []
-    counts = {"queries_paired_with_null_document": 0, "qrels_to_dropped_documents": 0, "repeated_answer_pids": 0}
+    counts = {"queries_paired_with_null_document": 0, "qrels_to_dropped_documents": 0,
+              "qrels_to_unknown_documents": 0, "repeated_answer_pids": 0}
     seen_qids: set[str] = set()
     for line, row in iter_jsonl(path):
         _check_dataset(row, path, line, task)
@@ -203,11 +205,8 @@ def _read_queries(path: Path, task: str, docs: _TaskDocs) -> tuple[list[dict], l
             judged.add(pid)
             if pid in docs.dropped_ids:
                 counts["qrels_to_dropped_documents"] += 1
-                continue
-            if pid not in docs.ids:
-                raise UpstreamFormatError(
-                    path, line, f"answer pid {pid!r} of query {qid!r} is not a document of task {task!r}"
-                )
+            elif pid not in docs.ids:
+                counts["qrels_to_unknown_documents"] += 1
             qrels.append({"query-id": qid, "corpus-id": pid, "score": 1})
         queries.append({"id": qid, "text": text})
     return queries, qrels, counts

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from complexir.card import read_front_matter
 from complexir.errors import UpstreamFormatError
 from complexir.loading_scripts.coveragebench import build_coveragebench
 from complexir.metrics import rank_run
@@ -102,12 +103,13 @@ def test_rows(built):
     # t2 has no supporting document: dropped, and counted in the card
     assert queries == [{"id": "t1", "text": "Why are honey bee colonies declining?"},
                        {"id": "t3", "text": "How do tides work?"}]
-    # doc-level grade = max over the topic's nuggets; d9 (not in the corpus) is gone
+    # doc-level grade = max over the topic's nuggets; d9 (not in the corpus) is kept: judged, never retrieved
     assert load(out, "cast2020", "qrels").to_list() == [
         {"query-id": "t1", "corpus-id": "d1", "score": 2},
         {"query-id": "t1", "corpus-id": "d2", "score": 1},
         {"query-id": "t1", "corpus-id": "d3", "score": 2},
         {"query-id": "t1", "corpus-id": "d4", "score": 0},
+        {"query-id": "t1", "corpus-id": "d9", "score": 1},
         {"query-id": "t3", "corpus-id": "d7", "score": 1},
     ]
     assert load(out, "cast2020", "nuggets").to_list() == [
@@ -116,7 +118,8 @@ def test_rows(built):
         {"query-id": "t1", "nugget-id": "2", "text": "Varroa mites spread viruses", "weight": 1.0,
          "support": [{"corpus-id": "d2", "score": 1}, {"corpus-id": "d3", "score": 2}]},
         {"query-id": "t1", "nugget-id": "3", "text": "Forage is scarce", "weight": 1.0,
-         "support": [{"corpus-id": "d3", "score": 1}, {"corpus-id": "d4", "score": 0}]},
+         "support": [{"corpus-id": "d3", "score": 1}, {"corpus-id": "d4", "score": 0},
+                     {"corpus-id": "d9", "score": 1}]},
         {"query-id": "t3", "nugget-id": "1", "text": "The Moon's gravity pulls the oceans", "weight": 1.0,
          "support": [{"corpus-id": "d7", "score": 1}]},
     ]
@@ -130,7 +133,9 @@ def test_rows(built):
     assert corpus[0]["text"].strip() == DOCS["d1"][1]
     card = (out / "README.md").read_text()
     assert "| cast2020 | pooled | `irds:" in card
-    assert "1 documents, 1 nugget judgments" in card  # d9's judgment dropped, not lost silently
+    assert "1 documents, 1 nugget judgments" in card  # d9's judgment kept, and counted
+    assert read_front_matter(out / "README.md")["complexir"]["missing_document_judgments"] == {
+        "cast2020": {"test": {"qrels": 1, "nugget_support": 1}}}
     assert "| cast2020 | 3 | 2 | 1 | 2.00 / 1 / 3 |" in card
     assert "apache-2.0" in card and "2603.20034" in card and "2506.20051" in card
 
@@ -167,7 +172,7 @@ def test_full_corpus_and_release_file_names(tmp_path):
     corpus = load(out, "ragtime_2025", "corpus").to_list()
     assert [r["id"] for r in corpus] == [*DOCS, "extra"]
     assert corpus[0] == {"id": "d1", "title": "Title 1", "text": DOCS["d1"][1]}
-    assert len(load(out, "ragtime_2025", "qrels")) == 5
+    assert len(load(out, "ragtime_2025", "qrels")) == 6  # d9, judged but not in the collection, included
     assert "| ragtime_2025 | full |" in (out / "README.md").read_text()
 
 

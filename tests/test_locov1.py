@@ -66,10 +66,12 @@ def test_qasper_null_document_drops_the_query_of_the_same_index(built: Path) -> 
         "qasper_abstract_Passage_0", "qasper_abstract_Passage_2", "qasper_abstract_Passage_3"]
     assert [r["id"] for r in _rows(built, "qasper_abstract", "queries")] == [
         "qasper_abstract_Query_0", "qasper_abstract_Query_2", "qasper_abstract_Query_3"]
-    # Query_2 also named the null Passage_1: that judgment goes, its other one stays
+    # Query_2 also named the null Passage_1: that judgment stays (a relevant document no model can retrieve, as
+    # trec_eval counts it), declared in the card so the validator accepts it
     assert _rows(built, "qasper_abstract", "qrels") == [
         {"query-id": "qasper_abstract_Query_0", "corpus-id": "qasper_abstract_Passage_0", "score": 1},
         {"query-id": "qasper_abstract_Query_2", "corpus-id": "qasper_abstract_Passage_2", "score": 1},
+        {"query-id": "qasper_abstract_Query_2", "corpus-id": "qasper_abstract_Passage_1", "score": 1},
         {"query-id": "qasper_abstract_Query_3", "corpus-id": "qasper_abstract_Passage_3", "score": 1},
     ]
 
@@ -78,13 +80,25 @@ def test_card_counts_every_dropped_row(built: Path) -> None:
     card = (built / "README.md").read_text()
     assert "license: apache-2.0" in card
     assert "2402.07440" in card
-    assert "| qasper_abstract | test | 3 | 3 | 3 | 0 | 0 |" in card
+    # the qrel of another query to the dropped document is kept (a relevant document no model can retrieve)
+    assert "| qasper_abstract | test | 3 | 3 | 4 | 0 | 0 | 0 | 1 |" in card
     assert "- **qasper_abstract**: documents dropped (null passage): 1" in card
     assert "- **qasper_abstract**: queries paired with null document: 1" in card
     assert "- **qasper_abstract**: qrels to dropped documents: 1" in card
     assert "- **gov_report**: repeated answer pids: 1" in card
     assert "| gov_report | 3 | 14.0 | 14 | 14 | 14 |" in card  # words per document: mean, p50, p95, max
     assert "/work/" not in card  # a local source is named by the upstream repos, not this machine's path
+
+
+def test_answer_pid_without_a_document_is_kept_and_counted(tmp_path: Path) -> None:
+    """An answer pid no document has is a relevant document no model retrieves (trec_eval's reading): kept."""
+    row = json.loads((TINY / "LoCoV1-Queries" / "documents" / "gov_report_test.jsonl").read_text().splitlines()[2])
+    row["answer_pids"].append("gov_report_Passage_9")
+    src = _broken_copy(tmp_path, "LoCoV1-Queries", "gov_report", 3, json.dumps(row))
+    out = loco.build_locov1(str(src), tmp_path / "out", progress=False)
+    kept = {"query-id": row["qid"], "corpus-id": "gov_report_Passage_9", "score": 1}
+    assert kept in _rows(out, "gov_report", "qrels")
+    assert "- **gov_report**: qrels to unknown documents: 1" in (out / "README.md").read_text()
 
 
 def test_tasks_option_and_unknown_task(tmp_path: Path) -> None:
@@ -126,10 +140,6 @@ def _broken_copy(tmp_path: Path, repo: str, task: str, line: int, new: str | Non
          "line 2: column 'dataset' is 'qmsum'"),
         ("LoCoV1-Documents", "gov_report", 1, '{"pid": "gov_report_Passage_0", "dataset": "gov_report"}',
          "line 1: missing field 'passage'"),
-        ("LoCoV1-Queries", "gov_report", 3,
-         '{"qid": "gov_report_Query_2", "query": "q", "answer_pids": ["gov_report_Passage_9"], '
-         '"dataset": "gov_report"}',
-         "line 3: answer pid 'gov_report_Passage_9'"),
         ("LoCoV1-Queries", "qasper_abstract", 1,
          '{"qid": "qasper_abstract_Query_0", "query": "q", "answer_pids": "qasper_abstract_Passage_0", '
          '"dataset": "qasper_abstract"}', "line 1: column 'answer_pids'"),
