@@ -137,6 +137,7 @@ class CRUMBTask(LayoutRetrievalTask):
     full_document: ClassVar[bool] = False  # the <task>_full setting
     maxp: ClassVar[bool] = False  # passage run collapsed to documents, scored on <task>_full qrels
     binary_recall: ClassVar[bool] = False  # recall/precision/MRR/hit rate on the <split>_binary qrels
+    available_splits: ClassVar[tuple[str, ...]] = ("test", "validation")  # validation only when asked for
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -264,7 +265,7 @@ def _make(subset: SubsetSpec, full_document: bool) -> type[CRUMBTask]:
         description += " nDCG uses the graded labels; recall, precision and MRR use the binary qrels, as officially."
     description += " Labels are int-cast as in crumb_eval (0.5 -> 0)." + INSTRUCTION_NOTE
     metadata = spec_metadata(
-        SPEC, name=name, description=description, main_score="ndcg_at_10", eval_splits=["test", "validation"],
+        SPEC, name=name, description=description, main_score="ndcg_at_10",
         date=subset.dates, domains=list(subset.domains), task_subtypes=list(subset.task_subtypes),
         eval_langs=list(subset.languages), annotations_creators="expert-annotated", adapted_from=None,
     )

@@ -60,6 +60,10 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     source: DataSource | None = None
     #: where :meth:`evaluate` writes this task's per-query scores (JSON), when set; ``complexir run`` sets it
     per_query_file: Path | None = None
+    # Every split the layout holds for this task. ``metadata.eval_splits`` (what MTEB scores by default, and what
+    # benchmark means average) is the test split only; the others are chosen explicitly: ``complexir run --split
+    # validation``, ``mteb run --eval-splits validation`` or ``mteb.get_task(name, eval_splits=["validation"])``.
+    available_splits: ClassVar[tuple[str, ...]] = ("test",)
     # True: a local data dir may hold only some of the subsets; the task then runs those (its hf_subsets shrink)
     allow_missing_subsets: ClassVar[bool] = False
 

@@ -184,7 +184,7 @@ def test_maxp_task_without_passage_positives(document_level_only: Path, caplog) 
     assert task.available_in(built.parent)
     assert not TASKS_BY_NAME["CRUMBLegalQA"]().available_in(built.parent)
     task.data_dir = built.parent
-    task.load_data()
+    task.filter_eval_splits(["test", "validation"]).load_data()
     for split, qids in (("test", ["trec-20211", "trec-20212", "trec-20213"]), ("validation", ["trec-20221"])):
         data = task.dataset["default"][split]
         assert len(data["corpus"]) == 9 and data["queries"]["id"] == qids
@@ -254,7 +254,7 @@ def test_scores_equal_official_recipe(built: Path, reversed_model, tmp_path: Pat
                                       maxp: bool, binary: bool) -> None:
     from complexir.tasks import TASKS_BY_NAME
 
-    task = TASKS_BY_NAME[task_name]()
+    task = TASKS_BY_NAME[task_name]().filter_eval_splits(["test", "validation"])  # validation: only when asked
     task.data_dir = built.parent
     result = mteb.evaluate(reversed_model, [task], overwrite_strategy="always", cache=None,
                            prediction_folder=tmp_path)
@@ -302,3 +302,28 @@ def test_complexir_run_end_to_end(built: Path, tmp_path: Path) -> None:
     assert rc == 0
     found = {p.name for p in tmp_path.rglob("CRUMB*.json")}
     assert {"CRUMBClinicalTrial.json", "CRUMBLegalQA.json", "CRUMBPaperRetrieval.json"} <= found
+
+
+def test_plain_mteb_defaults_score_what_complexir_run_scores(built: Path, tmp_path: Path, monkeypatch) -> None:
+    """``mteb.evaluate`` with the task's defaults and ``complexir run`` score the same split (test only) and give
+    the same numbers; validation is scored only when asked for."""
+    from complexir.cli.main import main
+    from complexir.models import load_model
+
+    monkeypatch.setenv("COMPLEXIR_DATA_DIR", str(built.parent))
+    plain = mteb.evaluate(load_model(), [mteb.get_task("CRUMBPaperRetrieval")], overwrite_strategy="always",
+                          cache=None).task_results[0]
+    assert list(plain.scores) == ["test"]
+
+    assert main(["run", "--task", "CRUMBPaperRetrieval", "--data-dir", str(built.parent),
+                 "--output", str(tmp_path)]) == 0
+    ours = json.loads(next(tmp_path.rglob("results/**/CRUMBPaperRetrieval.json")).read_text())
+    assert list(ours["scores"]) == ["test"]
+    ours_scores, plain_scores = ours["scores"]["test"][0], plain.scores["test"][0]
+    numeric = {k for k, v in plain_scores.items() if isinstance(v, (int, float))}
+    assert numeric and {k: ours_scores[k] for k in numeric} == {k: plain_scores[k] for k in numeric}
+    assert plain.get_score() == ours["scores"]["test"][0]["main_score"]
+
+    validation = mteb.get_task("CRUMBPaperRetrieval", eval_splits=["validation"])
+    result = mteb.evaluate(load_model(), [validation], overwrite_strategy="always", cache=None).task_results[0]
+    assert list(result.scores) == ["validation"]

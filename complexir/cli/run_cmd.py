@@ -97,9 +97,9 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
             logger.debug("skipping %s: not in %s", cls.metadata.name, data_dir)
             continue
         task.source = source  # explicit, so no default (the mteb hook's) applies
-        missing = [s for s in splits if s not in task.metadata.eval_splits]
+        missing = [s for s in splits if s not in task.available_splits]
         if missing:
-            raise ValueError(f"{cls.metadata.name} has no split {missing}; it has {task.metadata.eval_splits}")
+            raise ValueError(f"{cls.metadata.name} has no split {missing}; it has {list(task.available_splits)}")
         tasks.append(task.filter_eval_splits(splits))
     if not tasks:
         raise ValueError(f"no task to run (benchmarks={benchmarks}, tasks={names}, data from {source})")
