@@ -210,3 +210,26 @@ def test_data_dir_hub_reads_the_hub_even_with_the_variable_set(tmp_path, monkeyp
     handed.clear()
     assert main(["run", "--task", "CRUMBLegalQA", "--output", str(tmp_path)]) != 0
     assert handed[0].data_source() == (str(demo_data_dir().resolve() / "crumb"), None)
+
+
+def test_a_failing_task_is_reported_and_the_others_still_run(tmp_path, capsys, monkeypatch):
+    """The first task fails while loading; the second still runs, its result and per-query files are written,
+    the table shows the failure with its reason, and the exit code says something failed."""
+    from complexir.tasks import TASKS_BY_NAME
+
+    def broken(self, *args, **kwargs):
+        raise OSError("disk on fire\nsecond line is not shown")
+
+    monkeypatch.setattr(TASKS_BY_NAME["IRSCQuery"], "load_data", broken)
+    out = tmp_path / "out"
+    assert main(["run", "--task", "IRSCQuery", "--task", "IRSCTitle", "--output", str(out)]) == 1
+    captured = capsys.readouterr()
+    rows = table_rows(captured.out)
+    failed = [r for r in rows if r[1] == "IRSCQuery"]
+    assert len(failed) == 1 and " ".join(failed[0]).count("FAILED: OSError: disk on fire") == 1
+    assert "second line" not in captured.out
+    assert {r[1] for r in rows} == {"IRSCQuery", "IRSCTitle"} and len(rows) > 1
+    assert "1 of 2 task(s) failed: IRSCQuery" in captured.err
+    assert (out / "results" / MODEL_DIR / "IRSCTitle.json").is_file()
+    assert (out / "per_query" / MODEL_DIR / "IRSCTitle.json").is_file()
+    assert not (out / "per_query" / MODEL_DIR / "IRSCQuery.json").exists()

@@ -11,6 +11,7 @@ import argparse
 import importlib.resources
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -106,13 +107,22 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
     return tasks
 
 
+def one_line_reason(error: BaseException) -> str:
+    """``Type: first line of the message``, short enough for a table cell."""
+    lines = str(error).strip().splitlines()
+    reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return reason if len(reason) <= 160 else reason[:157] + "..."
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
-    shown = [h for h, key in SCORE_COLUMNS.items() if h in ALWAYS_SHOWN or any(key in r["scores"] for r in rows)]
+    shown = [h for h, key in SCORE_COLUMNS.items()
+             if h in ALWAYS_SHOWN or any(key in r.get("scores", {}) for r in rows)]
     header = ["benchmark", "task", "subset", "split", "main score", *shown, "docs/s"]
     body = []
     for r in rows:
+        if r.get("failed"):
+            body.append([r["benchmark"], r["task"], "-", "-", f"FAILED: {r['failed']}", *("-" for _ in shown), "-"])
+            continue
         s = r["scores"]
         main = f"{r['main_name']}={fmt_score(s.get('main_score'))}"
         dps = r["docs_per_second"]
@@ -162,21 +172,11 @@ def run(args: argparse.Namespace) -> int:
 
         model = wrap_long_docs(model, args.long_docs)
 
-    output = Path(args.output)
-    meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
-    for task in tasks:  # each task writes its per-query scores beside the result JSON mteb writes
-        task.per_query_file = per_query_path(output, meta, task.metadata.name)
-    try:
-        result = mteb.evaluate(
-            model, tasks, cache=mteb.ResultCache(output), overwrite_strategy="always",
-            encode_kwargs={"batch_size": args.batch_size},
-        )
-    finally:
-        setup.close()
-
     from complexir.tasks import benchmark_of
 
     BENCHMARK_OF = benchmark_of()  # noqa: N806
+    output = Path(args.output)
+    meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
     def docs_per_second(task: str) -> float | None:
         if args.engine == "ray" and setup.search is not None:  # encoded in the workers: the search's own rate
@@ -184,9 +184,25 @@ def run(args: argparse.Namespace) -> int:
         return counter.docs_per_second(task)
 
     rows = []
-    by_name = {t.metadata.name: t for t in tasks}
-    for task_result in result.task_results:
-        task = by_name[task_result.task_name]
+    results = []
+    # One task at a time: a task that fails (bad data, a model error) is reported and the others still run,
+    # and each task writes its per-query file (beside mteb's result JSON) as soon as it finishes.
+    try:
+        for task in tasks:
+            name = task.metadata.name
+            task.per_query_file = per_query_path(output, meta, name)
+            try:
+                result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
+                                       encode_kwargs={"batch_size": args.batch_size})
+            except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
+                logger.error("%s failed: %s", name, one_line_reason(error))
+                logger.debug("%s: traceback", name, exc_info=True)
+                rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
+                continue
+            results.append((task, result.task_results[0]))
+    finally:
+        setup.close()
+    for task, task_result in results:
         for split, entries in task_result.scores.items():
             for scores in entries:
                 rows.append({
@@ -199,4 +215,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
     print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
     print(render_table(rows))
+    failed = [r["task"] for r in rows if r.get("failed")]
+    if failed:
+        print(f"{len(failed)} of {len(tasks)} task(s) failed: {', '.join(failed)} (reasons in the table)",
+              file=sys.stderr)
+        return 1
     return 0
