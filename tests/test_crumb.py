@@ -219,13 +219,21 @@ def official_qrels(task_folder: str, split: str, key: str) -> dict[str, dict[str
     return out
 
 
-def by_hand_maxp(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+def by_hand_maxp(run: dict[str, dict[str, float]], parents: dict[str, str]) -> dict[str, dict[str, float]]:
+    """MaxP by the release's ``parent_id`` (``parents``: passage → document), not by splitting the passage id:
+    crumb_eval's first-``:`` split would merge documents whose ids contain ``:``."""
     out: dict[str, dict[str, float]] = {}
     for qid, passages in run.items():
         for pid, score in passages.items():
-            doc = pid.split(":")[0]
+            doc = parents[pid]
             out.setdefault(qid, {})[doc] = max(score, out.get(qid, {}).get(doc, float("-inf")))
     return out
+
+
+def release_parents(task_folder: str) -> dict[str, str]:
+    """Passage id → its document, from the release's ``parent_id`` (null: the passage is its own document)."""
+    rows = [json.loads(line) for line in (FIXTURE / task_folder / "passage_corpus.jsonl").read_text().splitlines()]
+    return {r["document_id"]: r["parent_id"] or r["document_id"] for r in rows}
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +271,7 @@ def test_scores_equal_official_recipe(built: Path, reversed_model, tmp_path: Pat
     for split in ("test", "validation"):
         run = predictions[split]  # the passage run the model produced
         if maxp:
-            run = by_hand_maxp(run)
+            run = by_hand_maxp(run, release_parents(folder))
         graded = official_qrels(folder, split, "full_document_qrels" if maxp else "passage_qrels")
         recall_qrels = official_qrels(folder, split, "passage_binary_qrels") if binary else graded
         # the official crumb_eval: ir_measures over every judged query (a query missing from the run scores 0);
