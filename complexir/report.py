@@ -115,7 +115,26 @@ def _main_score(task_name: str) -> str | None:
 # ------------------------------------------------------------------------------------------ card
 
 
-def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
+def check_provenance(run: ModelRun, *, allow_demo: bool) -> list[str]:
+    """The tasks whose results scored demo data or data no result names (``dataset_revision`` missing or
+    ``"main"``, as every result before provenance was recorded). Hub metadata must not present them as benchmark
+    results: refused unless ``allow_demo``, and then returned so they are labelled as demo."""
+    from complexir import provenance
+
+    doubtful = {name: result.dataset_revision for name, result in sorted(run.task_results.items())
+                if provenance.kind_of_revision(result.dataset_revision) in (None, provenance.DEMO)}
+    if doubtful and not allow_demo:
+        listed = ", ".join(f"{name} ({revision!r})" for name, revision in doubtful.items())
+        raise ValueError(f"{run.folder}: results of demo or unnamed data cannot go into model-index or "
+                         f".eval_results as benchmark results: {listed}. Score a real build (complexir build, then "
+                         "complexir run --data-dir), or pass --allow-demo to write them labelled as demo")
+    return list(doubtful)
+
+
+DEMO_LABEL = " [DEMO data, not benchmark scores]"
+
+
+def eval_results(run: ModelRun, rows: list[Row], demo: frozenset[str] | set[str] = frozenset()) -> list[Any]:
     """``huggingface_hub`` ``EvalResult`` objects (the card's ``model-index``), one per row and metric.
 
     Fields follow mteb's own card convention (``TaskResult.get_hf_eval_results``): task type from the
@@ -123,7 +142,8 @@ def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
     One departure: the dataset config is the layout subset the task reads (``clinical_trial``, ``query-en``),
     not the MTEB subset. Our tasks share one Hub repo per benchmark and most have the MTEB subset
     ``default``, and the Hub groups model-index results by (task type, dataset, config, split, revision):
-    with ``default`` every CRUMB task would be filed under the first one's name.
+    with ``default`` every CRUMB task would be filed under the first one's name. The dataset revision is the one
+    the result records (the data actually scored); tasks in ``demo`` are labelled as demo in name and source.
     """
     from huggingface_hub import EvalResult
 
@@ -132,15 +152,18 @@ def eval_results(run: ModelRun, rows: list[Row]) -> list[Any]:
         task = find_task(row.task)
         meta = task.metadata
         config = getattr(task, "layout_subsets", {}).get(row.subset) or row.subset
+        label = DEMO_LABEL if row.task in demo else ""
+        result = run.task_results.get(row.task)
+        revision = result.dataset_revision if result is not None else meta.dataset["revision"]
         for metric, value in row.scores.items():
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 continue
             out.append(EvalResult(
                 task_type=mteb_internals.hf_task_type(meta), task_name=meta.type,
-                dataset_type=meta.dataset["path"], dataset_name=f"{meta.name} ({row.subset})",
-                dataset_config=config, dataset_split=row.split, dataset_revision=meta.dataset["revision"],
+                dataset_type=meta.dataset["path"], dataset_name=f"{meta.name} ({row.subset}){label}",
+                dataset_config=config, dataset_split=row.split, dataset_revision=revision,
                 metric_type=metric, metric_name=metric_label(metric), metric_value=float(value),
-                source_name="complexir (MTEB)", source_url="https://github.com/embeddings-benchmark/mteb/",
+                source_name=f"complexir (MTEB){label}", source_url="https://github.com/embeddings-benchmark/mteb/",
             ))
     return out
 
@@ -176,14 +199,25 @@ def merge_card(card_path: Path | None, run: ModelRun, results: list[Any], sectio
     return card
 
 
-def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None) -> list[Path]:
-    """``.eval_results/<Task>.yaml`` exactly as mteb 2 uploads them (mteb's own serialiser)."""
+def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None,
+                              demo: frozenset[str] | set[str] = frozenset()) -> list[Path]:
+    """``.eval_results/<Task>.yaml`` as mteb 2 uploads them (mteb's own serialiser), with the dataset revision the
+    result records (mteb writes the task's declared one); tasks in ``demo`` say so in their notes."""
     folder = out / ".eval_results"
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for task_name, result in sorted(run.task_results.items()):
+        benchmark_result = mteb_internals.hf_benchmark_result(result, user)
+        for i, entry in enumerate(benchmark_result.root):
+            update: dict[str, Any] = {"dataset": entry.dataset.model_copy(
+                update={"revision": result.dataset_revision})}
+            if task_name in demo:
+                update["notes"] = (entry.notes or "") + DEMO_LABEL
+                if entry.source is not None:
+                    update["source"] = entry.source.model_copy(update={"name": (entry.source.name or "") + DEMO_LABEL})
+            benchmark_result.root[i] = entry.model_copy(update=update)
         path = folder / f"{task_name}.yaml"
-        path.write_text(mteb_internals.hf_benchmark_result(result, user).to_yaml(), encoding="utf-8")
+        path.write_text(benchmark_result.to_yaml(), encoding="utf-8")
         written.append(path)
     return written
 
@@ -192,13 +226,18 @@ def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None)
 
 
 def make_report(results: str | Path, out: str | Path, *, model: str | None = None, card: str | Path | None = None,
-                baseline: str | Path | None = None, baseline_model: str | None = None) -> Path:
-    """Write the report folder (card, ``.eval_results``, charts, significance) and return its card path."""
+                baseline: str | Path | None = None, baseline_model: str | None = None,
+                allow_demo: bool = False) -> Path:
+    """Write the report folder (card, ``.eval_results``, charts, significance) and return its card path.
+
+    Results of demo data, or of data no result names, are refused unless ``allow_demo`` (then labelled as demo).
+    """
     from complexir import charts, mteb_hook  # matplotlib and mteb's registry: only when a report is made
 
     mteb_hook.register()  # result files name tasks; mteb must know ours to read their metadata
     out = Path(out)
     run = load_run(results, model)
+    demo = set(check_provenance(run, allow_demo=allow_demo))
     base = load_run(baseline, baseline_model) if baseline is not None else None
     if base is not None and not base.per_query:
         logger.warning("baseline %s has no per-query scores: no significance tests", base.model)
@@ -213,10 +252,10 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
                                title=f"{bench}: {run.label}", baseline_name=base.label if base else None)
         chart_files[bench] = f"{REPORT_DIR}/{name}"
     section = render_section(run, rows, chart_files, base)
-    merged = merge_card(Path(card) if card else None, run, eval_results(run, rows), section)
+    merged = merge_card(Path(card) if card else None, run, eval_results(run, rows, demo), section)
     card_path = out / "README.md"
     merged.save(card_path)
-    write_eval_results_folder(run, out)
+    write_eval_results_folder(run, out, demo=demo)
     significance = [
         {"benchmark": r.benchmark, "task": r.task, "subset": r.subset, "split": r.split, "metric": m,
          "model": r.scores.get(m), "baseline": r.baseline.get(m), **t}

@@ -59,7 +59,8 @@ def per_query_path(output: Path, meta: Any, task_name: str) -> Path:
     return output / PER_QUERY_FOLDER / result_path.relative_to(results_root)
 
 
-def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any]) -> None:
+def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any],
+                    data: dict[str, str] | None = None) -> None:
     """One task's per-query scores (subset → split → measure → query → value): what ``complexir report
     --baseline`` tests significance on. The task writes them at the end of its evaluation, to the path
     ``complexir run`` gives it (:func:`per_query_path`); ``meta`` is the evaluated model's (the outermost wrapper),
@@ -68,6 +69,8 @@ def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"task": task_name, "model": meta.name, "revision": meta.revision,
                "experiment": meta.experiment_name, "scores": scores}
+    if data is not None:  # the data scored (complexir.provenance)
+        payload["data"] = data
     path.write_text(json.dumps(payload, indent=1, sort_keys=True))
 
 

@@ -27,10 +27,12 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 
+from complexir import provenance
 from complexir.benchmarks import BenchmarkSpec
 from complexir.data_source import DataSource
 from complexir.folder import BenchmarkFolder
 from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
+from complexir.provenance import DataProvenance
 from complexir.results import write_per_query
 
 logger = logging.getLogger(__name__)
@@ -98,6 +100,22 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             self._cards[key] = BenchmarkFolder.open(key[0], revision)
         return self._cards[key]
 
+    def data_provenance(self) -> DataProvenance:
+        """Which data this task reads (Hub repo and commit, local folder and content digest, or the demo), recorded
+        as the task's dataset revision so MTEB's result JSON names it; computed once per instance."""
+        path, revision = self.data_source()
+        cached = self.__dict__.get("_provenance")
+        if cached is None or cached[0] != (path, revision):
+            prov = provenance.of_source(path, revision)
+            self.__dict__["_provenance"] = ((path, revision), prov)
+            # a per-instance copy (the class keeps its declared revision); for a Hub repo the resolved commit, which
+            # data_source then reads, so the data loaded is the data named
+            self.metadata = self.metadata.model_copy(
+                update={"dataset": {**self.metadata.dataset, "revision": prov.revision}})
+            self.__dict__["_provenance"] = (self.data_source(), prov)
+            cached = self.__dict__["_provenance"]
+        return cached[1]
+
     def subsets_present(self, data_dir: str | os.PathLike) -> list[str]:
         """The MTEB subsets whose layout subset exists in ``data_dir`` (none without a benchmark folder)."""
         folder = Path(data_dir) / self.benchmark_dir
@@ -140,7 +158,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         if self.data_loaded:
             return
         path, revision = self.data_source()
-        logger.info("%s: reading %s", self.metadata.name, path)
+        logger.info("%s: reading %s", self.metadata.name, self.data_provenance().describe())
         if self.allow_missing_subsets and revision is None:  # a local folder
             self.restrict_to_present()
         self._zero_score_queries = self.card(path, revision).zero_score_queries
@@ -171,7 +189,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             subset_scores["main_score"] = subset_scores[self.metadata.main_score]
             out[hf_subset] = subset_scores
         if self.per_query_file is not None:  # every split so far: the file is whole after each one
-            write_per_query(self.per_query_file, self.metadata.name, model.mteb_model_meta, self.per_query_scores)
+            write_per_query(self.per_query_file, self.metadata.name, model.mteb_model_meta, self.per_query_scores,
+                            data=self.data_provenance().as_dict())
         return out
 
     def search_model(self, model: Any, split: str) -> Any:

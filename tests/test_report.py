@@ -171,7 +171,10 @@ def test_eval_results_files_match_mteb(report, two_runs, tiny):
     ids = {entry["dataset"]["task_id"]: entry for entry in data}
     assert set(ids) == {f"{tiny.TASK_NAME}_default_test", tiny.TASK_NAME}
     for entry in data:
-        assert entry["dataset"]["id"] == "complexir/tiny-health" and entry["dataset"]["revision"] == "1"
+        # the revision of the data scored (a local build: its folder name and content digest), not the declared "1"
+        assert entry["dataset"]["id"] == "complexir/tiny-health"
+        assert entry["dataset"]["revision"] == _task_result(*two_runs["full"], tiny.TASK_NAME).dataset_revision
+        assert entry["dataset"]["revision"].startswith("local-")
         assert entry["value"] == round(main * 100, 5)
         assert entry["source"]["url"] == "https://github.com/embeddings-benchmark/mteb/"
 
@@ -219,3 +222,50 @@ def test_tasks_sharing_a_repo_get_their_own_model_index_entries():
         ("CRUMBLegalQA (default)", "legal_qa", [0.75]),
         ("IRSCQuery (en-zh)", "query-en-zh", [1.0]),
     ]
+
+
+def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_path):
+    """Results whose data is the demo, or is not named at all (``dataset_revision`` "main", as mteb writes for any
+    task that does not say), never enter model-index or .eval_results as benchmark results; --allow-demo writes
+    them labelled."""
+    import shutil
+
+    from complexir.cli.main import main
+    from complexir.report import DEMO_LABEL
+
+    full, meta = two_runs["full"]
+    copy = tmp_path / "copy"
+    shutil.copytree(full, copy)
+    path = copy / "results" / meta.name.replace("/", "__") / meta.revision / f"{tiny.TASK_NAME}.json"
+    result = json.loads(path.read_text())
+    for revision in ("main", "complexir-demo-tiny-0123456789abcdef"):
+        result["dataset_revision"] = revision
+        path.write_text(json.dumps(result))
+        assert main(["report", str(copy), "--out", str(tmp_path / "refused")]) == 1
+        assert not (tmp_path / "refused" / "README.md").exists()
+    assert main(["report", str(copy), "--out", str(tmp_path / "demo"), "--allow-demo"]) == 0
+    entries = _front_matter(tmp_path / "demo" / "README.md")["model-index"][0]["results"]
+    assert entries and all(DEMO_LABEL in e["dataset"]["name"] for e in entries)
+    assert all(e["dataset"]["revision"] == "complexir-demo-tiny-0123456789abcdef" for e in entries)
+    eval_results = yaml.safe_load((tmp_path / "demo" / ".eval_results" / f"{tiny.TASK_NAME}.yaml").read_text())
+    assert all(DEMO_LABEL in e["notes"] for e in eval_results)
+
+
+def test_run_never_overwrites_results_of_other_data(two_runs, tiny, tmp_path):
+    """MTEB files results by model and task only: a run over other data must not silently replace them."""
+    import shutil
+
+    from complexir.cli.run_cmd import check_no_other_data
+
+    full, meta = two_runs["full"]
+    copy = tmp_path / "copy"
+    shutil.copytree(full, copy)
+    task = tiny.ComplexIRTinyHealth()
+    task.data_dir = full.parent / "data"
+    check_no_other_data(copy, meta, task)  # same data: fine
+    path = copy / "results" / meta.name.replace("/", "__") / meta.revision / f"{tiny.TASK_NAME}.json"
+    result = json.loads(path.read_text())
+    result["dataset_revision"] = "local-tiny-health-ffffffffffffffff"
+    path.write_text(json.dumps(result))
+    with pytest.raises(FileExistsError, match="holds results of other data"):
+        check_no_other_data(copy, meta, task)

@@ -57,15 +57,20 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
     assert next(row for row in rows if row[1] == "IRSCQuery")[-1] != "cached"
     assert all(row[-1] == "cached" for row in rows if row[1] in ("IRSCTitle", "CoverageBenchCAsT2020Rerank"))
 
+    # every number names its data: here the demo, loudly, and with a revision no Hub commit can be
+    assert "data: CRUMB: DEMO copy of crumb shipped in complexir (content sha256 " in out
+    assert "DEMO DATA (CRUMB, CoverageBench, IRSC, LoCoV1): " in out and "NOT benchmark scores" in out
     results = tmp_path / "results" / "results" / MODEL_DIR
     assert (results / "model_meta.json").is_file()
     for name in runnable:
         result = json.loads((results / f"{name}.json").read_text())
         assert result["task_name"] == name
+        assert result["dataset_revision"].startswith("complexir-demo-")
         for entry in result["scores"]["test"]:
             assert 0.0 <= entry["main_score"] <= 1.0 + 1e-9  # α-nDCG may exceed 1 only through the greedy ideal
         per_query = json.loads((tmp_path / "results" / "per_query" / MODEL_DIR / f"{name}.json").read_text())
         assert per_query["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+        assert per_query["data"]["kind"] == "demo" and per_query["data"]["revision"] == result["dataset_revision"]
         for subset, splits in per_query["scores"].items():
             values = splits["test"]["ndcg_at_10"]
             entry = next(e for e in result["scores"]["test"] if e["hf_subset"] == subset)
@@ -170,7 +175,7 @@ def test_chunked_run_keeps_its_own_per_query_scores_and_report_finds_them(tmp_pa
     # `complexir report` on the chunked folder, the plain run as baseline: per-query scores on both sides.
     report = tmp_path / "report"
     assert main(["report", str(experiments / experiment), "--baseline", str(out), "--baseline-model", MODEL,
-                 "--out", str(report)]) == 0
+                 "--out", str(report), "--allow-demo"]) == 0
     significance = json.loads((report / "complexir_report" / "significance.json").read_text())
     assert significance["experiment"] == experiment and significance["baseline_experiment"] is None
     tested = {t["metric"]: t for t in significance["tests"]}

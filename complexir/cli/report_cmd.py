@@ -15,6 +15,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--baseline", default=None, help="results folder of a baseline model: adds Δ and p-values")
     parser.add_argument("--baseline-model", default=None, help="model name in --baseline, when it holds several")
     parser.add_argument("--out", default="report", help="output folder (default: ./report)")
+    parser.add_argument("--allow-demo", action="store_true",
+                        help="accept results of demo data (or of data no result names) and label them as demo")
     parser.set_defaults(func=run)
 
 
@@ -22,6 +24,6 @@ def run(args: argparse.Namespace) -> int:
     from complexir.report import make_report
 
     card = make_report(args.results, args.out, model=args.model, card=args.card, baseline=args.baseline,
-                       baseline_model=args.baseline_model)
+                       baseline_model=args.baseline_model, allow_demo=args.allow_demo)
     print(f"model card written to {card}")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.resources
+import json
 import logging
 import os
 import sys
@@ -107,6 +108,28 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
     return tasks
 
 
+def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
+    """Refuse to overwrite a result of this model and task that scored other data (another build, the demo
+    against a real build): MTEB files results by model and task only, so the two would silently replace each
+    other. Demo over demo is fine (a newer complexir may ship a changed demo)."""
+    import mteb
+
+    from complexir import provenance
+
+    path = mteb.ResultCache(output).get_task_result_path(task.metadata.name, meta)
+    if not path.is_file():
+        return
+    try:
+        existing = json.loads(path.read_text()).get("dataset_revision")
+    except (OSError, ValueError):
+        existing = None
+    ours = task.data_provenance()
+    if existing == ours.revision or (ours.is_demo and provenance.kind_of_revision(existing) == provenance.DEMO):
+        return
+    raise FileExistsError(f"{path} holds results of other data (dataset revision {existing!r}); this run scores "
+                          f"{ours.describe()}. Choose another --output, or remove that file to replace it")
+
+
 def one_line_reason(error: BaseException) -> str:
     """``Type: first line of the message``, short enough for a table cell."""
     lines = str(error).strip().splitlines()
@@ -185,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
     rows = []
     results = []
+    data: dict[str, Any] = {}  # benchmark → the provenance of the data its tasks scored
     # One task at a time: a task that fails (bad data, a model error) is reported and the others still run,
     # and each task writes its per-query file (beside mteb's result JSON) as soon as it finishes.
     try:
@@ -192,6 +216,9 @@ def run(args: argparse.Namespace) -> int:
             name = task.metadata.name
             task.per_query_file = per_query_path(output, meta, name)
             try:
+                if task.data_dir is not None:  # a Hub repo is named by its commit once the task has resolved it
+                    data[BENCHMARK_OF[name]] = task.data_provenance()
+                    check_no_other_data(output, meta, task)
                 result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
                                        encode_kwargs={"batch_size": args.batch_size})
             except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
@@ -199,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
                 logger.debug("%s: traceback", name, exc_info=True)
                 rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
                 continue
+            data[BENCHMARK_OF[name]] = task.data_provenance()
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
@@ -214,7 +242,13 @@ def run(args: argparse.Namespace) -> int:
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
     print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
+    for benchmark, prov in data.items():
+        print(f"data: {benchmark}: {prov.describe()}")
     print(render_table(rows))
+    demo = sorted(b for b, prov in data.items() if prov.is_demo)
+    if demo:
+        print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
+              f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:
         print(f"{len(failed)} of {len(tasks)} task(s) failed: {', '.join(failed)} (reasons in the table)",
