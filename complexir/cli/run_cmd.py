@@ -244,11 +244,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
     for benchmark, prov in data.items():
         print(f"data: {benchmark}: {prov.describe()}")
-    print(render_table(rows))
     demo = sorted(b for b, prov in data.items() if prov.is_demo)
     if demo:
         print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
               f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
+    print(render_table(rows))
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:
         print(f"{len(failed)} of {len(tasks)} task(s) failed: {', '.join(failed)} (reasons in the table)",
