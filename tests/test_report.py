@@ -241,7 +241,7 @@ def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_
     for revision in ("main", "complexir-demo-tiny-0123456789abcdef"):
         result["dataset_revision"] = revision
         path.write_text(json.dumps(result))
-        assert main(["report", str(copy), "--out", str(tmp_path / "refused")]) == 1
+        assert main(["report", str(copy), "--out", str(tmp_path / "refused")]) == 2  # bad input
         assert not (tmp_path / "refused" / "README.md").exists()
     assert main(["report", str(copy), "--out", str(tmp_path / "demo"), "--allow-demo"]) == 0
     entries = _front_matter(tmp_path / "demo" / "README.md")["model-index"][0]["results"]
