@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
+from pydantic import PrivateAttr
 
 from complexir import provenance
 from complexir.benchmarks import BenchmarkSpec
@@ -110,8 +111,11 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             self.__dict__["_provenance"] = ((path, revision), prov)
             # a per-instance copy (the class keeps its declared revision); for a Hub repo the resolved commit, which
             # data_source then reads, so the data loaded is the data named
-            self.metadata = self.metadata.model_copy(
+            metadata = self.metadata.model_copy(
                 update={"dataset": {**self.metadata.dataset, "revision": prov.revision}})
+            if isinstance(metadata, LayoutTaskMetadata):  # statistics of the folder read (none known for the Hub)
+                metadata = metadata.reading(path if prov.kind != provenance.HUB else None)
+            self.metadata = metadata
             self.__dict__["_provenance"] = (self.data_source(), prov)
             cached = self.__dict__["_provenance"]
         return cached[1]
@@ -248,8 +252,34 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         return {}
 
 
+DESCRIPTIVE_STATS_FOLDER = "descriptive_stats"  # in a benchmark folder: <Task>.json, mteb's statistics of that data
+
+
+class LayoutTaskMetadata(TaskMetadata):
+    """mteb's ``TaskMetadata``, whose descriptive statistics are those of the data the task reads.
+
+    mteb keeps a task's statistics inside its own package; ours depend on the build (the demo, a local build, the
+    Hub repo), so ``complexir build`` computes them with mteb's own code and stores them in the benchmark folder
+    (``descriptive_stats/<Task>.json``), and a task reading that folder reads them from there.
+    """
+
+    _data_folder: Path | None = PrivateAttr(default=None)
+
+    @property
+    def descriptive_stat_path(self) -> Path:
+        if self._data_folder is not None:
+            return self._data_folder / DESCRIPTIVE_STATS_FOLDER / f"{self.name}.json"
+        return super().descriptive_stat_path
+
+    def reading(self, folder: str | os.PathLike | None) -> LayoutTaskMetadata:
+        """A copy whose descriptive statistics are those stored in the benchmark folder ``folder``."""
+        copy = self.model_copy()
+        copy._data_folder = None if folder is None else Path(folder)
+        return copy
+
+
 def spec_metadata(spec: BenchmarkSpec, *, name: str, description: str, main_score: str,
-                  **fields: Any) -> TaskMetadata:
+                  **fields: Any) -> LayoutTaskMetadata:
     """A task's ``TaskMetadata`` with what its benchmark spec says (reference, Hub repo, licence, citation);
     ``fields`` give the rest (dates, domains, languages, ...) and may override the defaults below."""
     values: dict[str, Any] = {
@@ -258,7 +288,7 @@ def spec_metadata(spec: BenchmarkSpec, *, name: str, description: str, main_scor
         "annotations_creators": "derived", "dialect": [], "sample_creation": "found",
     }
     values.update(fields)
-    return TaskMetadata(name=name, description=description, reference=spec.reference, main_score=main_score,
+    return LayoutTaskMetadata(name=name, description=description, reference=spec.reference, main_score=main_score,
                         dataset={"path": spec.hub_id, "revision": spec.hub_revision},
                         bibtex_citation=spec.citation, **values)
 
