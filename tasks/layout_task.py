@@ -141,7 +141,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         path, revision = self.data_source()
         if revision is not None:  # a Hub repo: every subset is expected
             return self
-        present = self.subsets_present(Path(path).parent)
+        layouts = set(reader.list_subsets(path))  # the folder itself, whatever its name
+        present = [s for s, layout in self.layout_subsets.items() if layout in layouts]
         keep = [s for s in (self.hf_subsets or self.layout_subsets) if s in present]
         if not keep:
             raise FileNotFoundError(f"{self.metadata.name}: none of the subsets {sorted(self.layout_subsets.values())} "

@@ -67,9 +67,14 @@ def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec) -> list[Path
             if owner[cls.metadata.name] != spec.name or not task.available_in(data_dir):
                 continue
             task.data_dir = data_dir
+            task.data_provenance()  # points the task's metadata at this folder's statistics
             if task.allow_missing_subsets:
                 task.restrict_to_present()
-            task.data_provenance()  # points the task's metadata at this folder's statistics
+                # mteb's statistics walk the metadata's subsets: only those this folder holds
+                langs = task.metadata.eval_langs
+                if isinstance(langs, dict):
+                    task.metadata = task.metadata.model_copy(
+                        update={"eval_langs": {s: langs[s] for s in task.hf_subsets}})
             task.calculate_descriptive_statistics(overwrite_results=True)
             written.append(folder / DESCRIPTIVE_STATS_FOLDER / f"{cls.metadata.name}.json")
     return written
