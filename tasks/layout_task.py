@@ -28,7 +28,7 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, Retr
 from mteb.abstasks.task_metadata import TaskMetadata
 from pydantic import PrivateAttr
 
-from complexir import provenance
+from complexir import provenance, reader
 from complexir.benchmarks import BenchmarkSpec
 from complexir.data_source import DataSource
 from complexir.folder import BenchmarkFolder
