@@ -88,8 +88,8 @@ def test_unusual_but_valid_hub_yaml(toy, tmp_path):
     # the reader and the validator read the same card through it
     assert reader.list_subsets(copy) == ["drugs"]
     assert reader.zero_score_queries(copy)["drugs"] == {"test": ["q3"]}
-    assert validate_folder(copy) == {"drugs": {"documents": 3, "splits": {"test": {"queries": 2, "qrels": 3,
-                                                                                   "nuggets": 0}}}}
+    assert validate_folder(copy) == {"drugs": {"documents": 3, "splits": {"test": {
+        "queries": 2, "qrels": 3, "nuggets": 0, "missing_document_qrels": 0, "missing_document_support": 0}}}}
 
 
 def test_single_unnamed_subset(tmp_path):
