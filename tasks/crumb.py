@@ -11,8 +11,9 @@
 Official conventions kept here: labels are already ``int``-cast in the layout (0.5 → 0); paper_retrieval's
 recall, precision, MRR and hit rate use its binary qrels (splits ``test_binary``/``validation_binary``); the
 official mean runs over every *judged* query, so queries the layout dropped (judged, but no positive after the
-cast) count as 0: every mean is rescaled by kept/judged, with the judged ids the card records for every
-benchmark (``complexir.zero_score_queries``).
+cast) count as 0: every mean is the exact mean of the unrounded per-query values over the judged ids the card
+records for every benchmark (``complexir.zero_score_queries``). MaxP reports only the cutoffs at which the collapsed
+ranking is exact (``maxp_exact_cutoff``).
 
 Instructions: the layout's per-query ``instruction`` column is removed before MTEB sees the queries (MTEB 2.26
 would append it to every query's text, for plain and instruction models alike). The task's instruction becomes
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,16 +41,17 @@ from mteb.models import (
     SearchProtocol,
 )
 
-from complexir import mteb_internals, reader
+from complexir import reader
 from complexir.benchmarks import CRUMB, SubsetSpec
 
-from .layout_task import QUERY_MEAN_PREFIXES, LayoutRetrievalTask, define_task, spec_metadata
+from .layout_task import QUERY_MEAN_PREFIXES, LayoutRetrievalTask, define_task, mteb_adhoc_per_query, spec_metadata
 
 logger = logging.getLogger(__name__)
 
 MAXP_DOCS = 100  # after collapsing, at least this many documents per query are exact (R@100 needs them)
 #: MTEB score keys that paper_retrieval computes on its binary qrels, as the official code does
 BINARY_PREFIXES = ("recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_", "accuracy")
+CUTOFF = re.compile(r"_at_(\d+)(?:_|$)")  # the cutoff in an MTEB score key: ndcg_at_10, nauc_ndcg_at_10_max
 
 INSTRUCTION_NOTE = (
     " Each query carries its task's instruction: instruction-following models receive it as the task prompt "
@@ -73,6 +76,26 @@ def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str])
                 docs[doc] = score
         out[qid] = docs
     return out
+
+
+def maxp_exact_cutoff(passages: dict[str, dict[str, float]], parents: dict[str, str], depth: int,
+                      corpus_size: int) -> int | None:
+    """How deep every query's MaxP document ranking is exact, given its top ``depth`` passages; None: at any depth.
+
+    A document whose best passage is among them has its true (best) score; any other document scores at most the
+    last passage kept. So the documents scoring above that last passage are the exact top of the full document
+    ranking (a tie with it could hide a document). With the whole corpus searched, everything is exact.
+    """
+    if depth >= corpus_size:
+        return None
+    exact = None
+    for scores in passages.values():
+        if len(scores) < depth:  # the search returned everything it had for this query
+            continue
+        floor = min(scores.values())
+        above = {parents.get(p) or passage_parent(p) for p, s in scores.items() if s > floor}
+        exact = len(above) if exact is None else min(exact, len(above))
+    return exact
 
 
 def as_search_model(model: Any) -> Any:
@@ -102,6 +125,8 @@ class CRUMBSearch:
         self.splits = splits
         self.maxp = maxp
         self.corpus_size = 0
+        #: (hf_subset, hf_split) → how deep the collapsed MaxP ranking is exact (None: at any depth)
+        self.exact_cutoffs: dict[tuple[str, str], int | None] = {}
 
     @property
     def mteb_model_meta(self) -> Any:
@@ -127,7 +152,10 @@ class CRUMBSearch:
         results = self.search_model.search(
             queries, task_metadata=self._with_prompt(task_metadata, hf_subset), hf_split=hf_split, hf_subset=hf_subset,
             top_k=depth, encode_kwargs=encode_kwargs, top_ranked=top_ranked, num_proc=num_proc, **kwargs)
-        return maxp_collapse(results, parents) if self.maxp else results
+        if not self.maxp:
+            return results
+        self.exact_cutoffs[(hf_subset, hf_split)] = maxp_exact_cutoff(results, parents, depth, self.corpus_size)
+        return maxp_collapse(results, parents)
 
 
 class CRUMBTask(LayoutRetrievalTask):
@@ -143,6 +171,7 @@ class CRUMBTask(LayoutRetrievalTask):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._extra: dict[str, dict[str, dict[str, Any]]] = {}  # hf_subset → split → binary qrels, parents, prompt
+        self._search: CRUMBSearch | None = None  # the wrapper of the last evaluation (its MaxP exact cutoffs)
 
     # -- data -----------------------------------------------------------------------------------------
     @property
@@ -210,39 +239,57 @@ class CRUMBTask(LayoutRetrievalTask):
         """The model wrapped to carry the split's instruction as its query prompt and, for MaxP, to collapse."""
         splits = {hf_subset: by_split[split] for hf_subset, by_split in self._extra.items() if split in by_split}
         if not self.maxp and not any(extra.get("instruction") for extra in splits.values()):
+            self._search = None
             return model
-        return CRUMBSearch(model, splits, maxp=self.maxp)
+        self._search = CRUMBSearch(model, splits, maxp=self.maxp)
+        return self._search
 
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
-        """Per-query scores on the graded qrels; for paper_retrieval, recall, precision, MRR and hit rate on the
-        binary qrels, computed as MTEB computes them, averaged over every judged binary query (official)."""
+        """Per-query scores on the graded qrels; for paper_retrieval, the per-query recall, precision, RR, hit rate
+        and accuracy on the binary qrels instead, as the official code computes them (their means follow in
+        :meth:`count_judged_queries`)."""
         graded = {q: d for q, d in qrels.items() if any(v > 0 for v in d.values())}
         super().task_specific_scores(scores, graded, {q: results.get(q, {}) for q in graded}, hf_split, hf_subset)
-        if not self.binary_recall:
-            return {}
-        extra = self._extra[hf_subset][hf_split]
-        binary = {q: d for q, d in extra["binary_qrels"].items() if d}
-        if not binary:  # no binary judgment in this split: every binary measure is 0, as officially
-            return {"accuracy": 0.0, **{f"{prefix}{k}": 0.0 for prefix in BINARY_PREFIXES[:-1] for k in self.k_values}}
-        measured = mteb_internals.retrieval_scores(binary, {q: results.get(q, {}) for q in binary}, self.k_values)
-        scale = len(binary) / (len(binary) + len(extra["binary_zero"]))
-        return {key: value * scale for key, value in measured.items() if key.startswith(BINARY_PREFIXES)}
+        if self.binary_recall:
+            binary = {q: d for q, d in self._extra[hf_subset][hf_split]["binary_qrels"].items() if d}
+            on_binary = mteb_adhoc_per_query(binary, {q: results.get(q, {}) for q in binary},
+                                             list(self.k_values)) if binary else {}
+            per_query = self.per_query_scores[hf_subset][hf_split]
+            # no binary judgment in this split: every binary measure is 0 (over its judged queries), as officially
+            per_query.update({key: on_binary.get(key, {}) for key in per_query if key.startswith(BINARY_PREFIXES)})
+        return {}
 
     def count_judged_queries(self, scores: dict[str, Any], hf_subset: str, split: str) -> dict[str, Any]:
-        """crumb_eval averages over every judged query: MTEB's means run over the retrieved queries (those with a
-        graded positive, and paper_retrieval's binary-only ones, which score 0 on the graded measures); the graded
-        ones are rescaled to the judged queries; the binary ones are final (:meth:`task_specific_scores`)."""
+        """crumb_eval averages over every judged query: each mean is recomputed exactly from the unrounded per-query
+        values, the judged queries without a positive counted in with 0 (for paper_retrieval's binary measures,
+        those of the binary qrels). MaxP drops the cutoffs deeper than its collapsed ranking is exact."""
         relevant = self.dataset[hf_subset][split]["relevant_docs"]
         graded = sum(1 for docs in relevant.values() if any(v > 0 for v in docs.values()))
         judged = graded + len(self.zero_score_queries(hf_subset, split))
-        final = BINARY_PREFIXES if self.binary_recall else ()
+        per_query = self.per_query_scores.get(hf_subset, {}).get(split, {})
+        binary_keys: set[str] = set()
+        if self.binary_recall:
+            extra = self._extra[hf_subset][split]
+            binary_keys = {key for key in per_query if key.startswith(BINARY_PREFIXES)}
+            n_binary = sum(1 for docs in extra["binary_qrels"].values() if docs)
+            self.count_zero_score_queries(scores, hf_subset, split, n_binary, rescale=(), zero=extra["binary_zero"],
+                                          keys=binary_keys)
+            scores["binary_judged_queries"] = scores.pop("judged_queries")
+            scores["binary_judged_queries_without_positive"] = scores.pop("judged_queries_without_positive")
+        # a mean without per-query values (none of MTEB's ad hoc ones) is MTEB's over the retrieved queries, rescaled
         for key, value in scores.items():
-            if key.startswith(QUERY_MEAN_PREFIXES) and not key.startswith(final) and isinstance(value, (int, float)):
+            if key.startswith(QUERY_MEAN_PREFIXES) and key not in per_query and isinstance(value, (int, float)):
                 scores[key] = value * len(relevant) / judged
-        # the means are rescaled above (two populations on paper_retrieval); this adds the counts and the zeros
-        return self.count_zero_score_queries(scores, hf_subset, split, graded, rescale=())
-
+        scores = self.count_zero_score_queries(scores, hf_subset, split, graded, rescale=(),
+                                               keys=set(per_query) - binary_keys)
+        cutoff = self._search.exact_cutoffs.get((hf_subset, split)) if self._search is not None else None
+        if cutoff is not None:  # MaxP: a cutoff deeper than the collapsed ranking is exact is not reported
+            scores["maxp_exact_cutoff"] = float(cutoff)
+            for table in (scores, per_query):
+                for key in [k for k in table if (c := CUTOFF.search(k)) and int(c.group(1)) > cutoff]:
+                    del table[key]
+        return scores
 
 SPEC = CRUMB
 

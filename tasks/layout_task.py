@@ -19,6 +19,7 @@ says) and :meth:`task_specific_scores` (extra measures).
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,21 +33,37 @@ from complexir import provenance, reader
 from complexir.benchmarks import BenchmarkSpec
 from complexir.data_source import DataSource
 from complexir.folder import BenchmarkFolder
-from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
+from complexir.metrics import adhoc_per_query, parse_measure, rank_run
 from complexir.provenance import DataProvenance
 from complexir.results import write_per_query
 
 logger = logging.getLogger(__name__)
 
-# Per-query scores kept for significance tests, MTEB-style keys → our measure names (the same maths as
-# trec_eval: tests check equality with pytrec_eval, which MTEB itself uses).
 # MTEB score keys that are means over queries where a query without a relevant document scores 0: the
 # ones a judged-but-positive-less query (dropped from the layout) must still count in, as trec_eval/ndeval do.
 QUERY_MEAN_PREFIXES = ("ndcg_at_", "map_at_", "recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_",
                        "alpha_ndcg_at_", "strecall_at_", "accuracy")  # MTEB's accuracy is the mean recall@1
 
-PER_QUERY_ADHOC = {parse_measure(name).mteb_key: name for name in ("nDCG@10", "nDCG@20", "R@10", "R@100", "AP@10",
-                                                                  "RR@10")}
+# MTEB's ad hoc score keys → our measures, at each of the task's cutoffs (trec_eval semantics; tests check equality
+# with pytrec_eval, which MTEB itself uses). hit_rate@k (trec_eval success) and accuracy (MTEB: recall@1) follow
+# from recall: a query has a relevant document in its top k exactly when its recall@k is above 0.
+MTEB_ADHOC = ("nDCG", "AP", "R", "P", "RR")
+
+
+def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
+                         k_values: list[int]) -> dict[str, dict[str, float]]:
+    """Per-query values of every ad hoc score MTEB reports (``ndcg_at_10``, ``hit_rate_at_5``, ``accuracy``...),
+    for every query of ``qrels``, at the cutoffs ``k_values``: the values every mean is computed from."""
+    if not k_values:
+        return {}
+    measures = {parse_measure(m).mteb_key: m for m in (f"{name}@{k}" for name in MTEB_ADHOC for k in k_values)}
+    per_query = adhoc_per_query(qrels, rank_run(results, depth=max(k_values)), list(measures.values()))
+    out = {key: per_query[measure] for key, measure in measures.items()}
+    for k in k_values:
+        out[f"hit_rate_at_{k}"] = {q: 1.0 if v > 0 else 0.0 for q, v in out[f"recall_at_{k}"].items()}
+    if 1 in k_values:
+        out["accuracy"] = dict(out["recall_at_1"])
+    return out
 
 
 class LayoutRetrievalTask(AbsTaskRetrieval):
@@ -208,25 +225,34 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 
     def count_judged_queries(self, scores: dict[str, Any], hf_subset: str, split: str) -> dict[str, Any]:
         """MTEB drops judged queries without a relevant document (it cannot rank for them); trec_eval and ndeval
-        average them in as 0. Every measure in ``QUERY_MEAN_PREFIXES`` is 0 for them, so the mean over all judged
-        queries is exactly the mean over the scored ones times scored / judged."""
+        average them in as 0 (every measure in ``QUERY_MEAN_PREFIXES`` is 0 for them). A mean with per-query values is
+        recomputed exactly from them over all judged queries; one without is rescaled by scored / judged."""
         relevant = self.dataset[hf_subset][split]["relevant_docs"]
         scored = sum(1 for docs in relevant.values() if any(v > 0 for v in docs.values()))
         return self.count_zero_score_queries(scores, hf_subset, split, scored, rescale=QUERY_MEAN_PREFIXES)
 
 
     def count_zero_score_queries(self, scores: dict[str, Any], hf_subset: str, split: str, scored: int, *,
-                                 rescale: tuple[str, ...]) -> dict[str, Any]:
-        """Rescale the means whose keys start with ``rescale`` to all judged queries, give the zero-score
-        queries a 0 in the per-query scores, and record both counts in ``scores``."""
-        zero = self.zero_score_queries(hf_subset, split)
+                                 rescale: tuple[str, ...], zero: list[str] | None = None,
+                                 keys: set[str] | None = None) -> dict[str, Any]:
+        """Count the judged queries without a relevant document (``zero``, default: the card's list) in with 0.
+
+        Every score with per-query values (``keys`` of them, default all) becomes their exact mean over every
+        judged query, computed from the unrounded values (MTEB rounds its means to 5 decimals); a score under
+        ``rescale`` without per-query values is rescaled to all judged queries. Both counts go into ``scores``.
+        """
+        zero = self.zero_score_queries(hf_subset, split) if zero is None else zero
+        per_query = self.per_query_scores.get(hf_subset, {}).get(split, {})
+        exact = set(per_query) if keys is None else keys & set(per_query)
+        for key in exact:
+            values = per_query[key]
+            values.update({q: 0.0 for q in zero if q not in values})
+            scores[key] = math.fsum(values.values()) / len(values) if values else 0.0
         if zero:
             factor = scored / (scored + len(zero))
             for key, value in scores.items():
-                if key.startswith(rescale) and isinstance(value, (int, float)):
+                if key not in exact and key.startswith(rescale) and isinstance(value, (int, float)):
                     scores[key] = value * factor
-            for values in self.per_query_scores.get(hf_subset, {}).get(split, {}).values():
-                values.update(dict.fromkeys(zero, 0.0))
         scores["judged_queries"] = float(scored + len(zero))
         scores["judged_queries_without_positive"] = float(len(zero))
         return scores
@@ -239,17 +265,11 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         hf_split: str,
         hf_subset: str,
     ) -> dict[str, float]:
-        """Keep per-query scores (MTEB only keeps means); subclasses add their own measures here.
-
-        Only measures whose cutoff the run reaches: a task that retrieves 20 documents has no R@100.
-        """
-        depth = max(self.k_values)  # what MTEB retrieves per query
-        measures = {key: m for key, m in PER_QUERY_ADHOC.items() if max_depth([m]) <= depth}
-        per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(measures.values())),
-                                    list(measures.values()))
-        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = {
-            key: per_query[measure] for key, measure in measures.items()
-        }
+        """Keep the per-query value of every ad hoc score MTEB reports (MTEB keeps only rounded means): the means
+        are then recomputed from them, exactly (:meth:`count_zero_score_queries`). Subclasses add their own
+        measures here."""
+        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = mteb_adhoc_per_query(qrels, results,
+                                                                                         list(self.k_values))
         return {}
 
 

@@ -130,6 +130,19 @@ def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
                           f"{ours.describe()}. Choose another --output, or remove that file to replace it")
 
 
+def write_unrounded_result(output: Path, meta: Any, task_result: Any) -> Path:
+    """Rewrite the result JSON mteb saved with the scores as computed: mteb's ``TaskResult.to_disk`` rounds every
+    score to 6 decimals, and our means are exact (the per-query files average to them to 1e-12). The layout is
+    mteb's own (``model_dump``, the date as a timestamp), so ``mteb.load_results`` reads it unchanged."""
+    import mteb
+
+    path = mteb.ResultCache(output).get_task_result_path(task_result.task_name, meta)
+    payload = task_result.model_dump()
+    payload["date"] = task_result.date.timestamp() if task_result.date else None
+    path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    return path
+
+
 def one_line_reason(error: BaseException) -> str:
     """``Type: first line of the message``, short enough for a table cell."""
     lines = str(error).strip().splitlines()
@@ -227,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
                 rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
                 continue
             data[BENCHMARK_OF[name]] = task.data_provenance()
+            write_unrounded_result(output, meta, result.task_results[0])
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
