@@ -13,6 +13,7 @@ from pathlib import Path
 
 import datasets
 
+from .card import read_front_matter
 from .folder import BenchmarkFolder
 from .schema import CORPUS_SPLIT, config_name
 
@@ -21,6 +22,41 @@ def resolve(source: str | os.PathLike) -> str:
     """A local folder as an absolute path, else the Hub repo id unchanged."""
     path = Path(source).expanduser()
     return str(path.resolve()) if path.exists() else str(source)
+
+
+def card_path(source: str | os.PathLike, revision: str | None = None) -> Path:
+    """The README.md of a benchmark: in the folder, or downloaded from the Hub repo (from the local cache when
+    offline, as ``hf_hub_download`` does)."""
+    source = resolve(source)
+    if Path(source).is_dir():
+        return Path(source) / "README.md"
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(source, "README.md", repo_type="dataset", revision=revision))
+
+
+def card_configs(source: str | os.PathLike, revision: str | None = None) -> list[dict]:
+    """The card's ``configs`` entries (name and data files), in card order.
+
+    Read from the card rather than with ``datasets.get_dataset_config_names``: offline, that function answers
+    ``["default"]`` for a cached Hub repo, whereas the card is in the Hub cache with the data.
+    """
+    return list(read_front_matter(card_path(source, revision)).get("configs") or [])
+
+
+def config_names(source: str | os.PathLike, revision: str | None = None) -> list[str]:
+    return [c["config_name"] for c in card_configs(source, revision)]
+
+
+def config_splits(source: str | os.PathLike, config: str, revision: str | None = None) -> list[str]:
+    """The splits of one config, from the card's ``data_files``."""
+    for entry in card_configs(source, revision):
+        if entry["config_name"] == config:
+            files = entry.get("data_files") or []
+            splits = [f["split"] for f in files if isinstance(f, dict) and "split" in f] if isinstance(files, list) \
+                else []
+            return splits or ["train"]  # a bare pattern (or list of patterns) is the "train" split in datasets
+    raise KeyError(f"{source}: no config {config!r} in its card")
 
 
 def list_subsets(source: str | os.PathLike, revision: str | None = None) -> list[str | None]:

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from datasets import concatenate_datasets
 from mteb import Benchmark
-from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.models import (
     CrossEncoderProtocol,
     EncoderProtocol,
@@ -44,7 +44,14 @@ from mteb.models import (
 from complexir import reader
 from complexir.benchmarks import CRUMB, SubsetSpec
 
-from .layout_task import QUERY_MEAN_PREFIXES, LayoutRetrievalTask, define_task, mteb_adhoc_per_query, spec_metadata
+from .layout_task import (
+    QUERY_MEAN_PREFIXES,
+    CardDatasetLoader,
+    LayoutRetrievalTask,
+    define_task,
+    mteb_adhoc_per_query,
+    spec_metadata,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +196,7 @@ class CRUMBTask(LayoutRetrievalTask):
         with the documents' queries and qrels (the passage subset may hold only a corpus), the binary splits."""
         corpus_subset = self.layout_subsets[hf_subset]
         if corpus_subset == self.qrels_subset:
-            data = RetrievalDatasetLoader(hf_repo=path, revision=revision, split=split, config=corpus_subset).load()
+            data = CardDatasetLoader(path, revision, split=split, config=corpus_subset).load()
             corpus, queries, qrels = data["corpus"], data["queries"], data["relevant_docs"]
         else:
             corpus = reader.load(path, corpus_subset, "corpus", revision=revision)

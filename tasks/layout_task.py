@@ -66,6 +66,32 @@ def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, di
     return out
 
 
+class CardDatasetLoader(RetrievalDatasetLoader):
+    """MTEB's ``RetrievalDatasetLoader`` with the configs and their splits read from the benchmark's card.
+
+    MTEB asks ``datasets.get_dataset_config_names`` / ``get_dataset_split_names``; offline, for a Hub repo in the
+    cache, the first answers ``["default"]``, so the ``-top_ranked`` config (and with it every Rerank task) goes
+    missing. The card is cached with the data and names every config and split. (``__init__`` sets what MTEB
+    2.26's sets, without its Hub query.)
+    """
+
+    def __init__(self, hf_repo: str, revision: str | None, split: str = "test", config: str | None = None) -> None:
+        self.revision = revision
+        self.hf_repo = hf_repo
+        self.trust_remote_code = False
+        self.split = split
+        self.config = config if config != "default" else None
+        self.dataset_configs = reader.config_names(hf_repo, revision)
+
+    def _get_split(self, config: str) -> str:
+        splits = reader.config_splits(self.hf_repo, config, self.revision)
+        if self.split in splits:
+            return self.split
+        if len(splits) == 1:
+            return splits[0]
+        raise ValueError(f"{self.hf_repo}: split {self.split!r} not in config {config!r} (splits {splits})")
+
+
 class LayoutRetrievalTask(AbsTaskRetrieval):
     """An ``AbsTaskRetrieval`` reading one benchmark folder in the standard layout.
 
@@ -172,9 +198,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         """One MTEB subset and split, read natively by MTEB's loader. Override to combine configs."""
-        return RetrievalDatasetLoader(
-            hf_repo=path, revision=revision, split=split, config=self.layout_subsets[hf_subset]
-        ).load()
+        return CardDatasetLoader(path, revision, split=split, config=self.layout_subsets[hf_subset]).load()
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:

@@ -45,3 +45,14 @@ def diversity_evaluate_inputs(diversity: Path) -> tuple[list[list[str]], list[li
     references = [[{"doc_id": d, "nugget_id": n, "label": label} for n, docs in judgments[t].items()
                    for d, label in docs.items()] for t in topics]
     return predictions, references
+
+
+@pytest.fixture(scope="session")
+def hub():
+    """A local Hub server (tests/hub_server.py) on 127.0.0.1, for the whole session; clients reach it in
+    subprocesses whose environment ``hub_server.client_env`` sets (HF_ENDPOINT, caches in a tmp dir)."""
+    from hub_server import HubServer
+
+    server = HubServer().start()
+    yield server
+    server.stop()
