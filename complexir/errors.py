@@ -43,3 +43,9 @@ class Terminated(KeyboardInterrupt):
         import signal
 
         return f"terminated by {signal.Signals(self.signum).name}"
+
+
+class HubAccessError(OSError):
+    """The Hub refused a request or could not be reached; the message is one line naming the repo and what to do.
+
+    An ``OSError``: like a refused permission or a full disk, the system failed rather than the input (exit 1)."""

@@ -19,17 +19,22 @@ import ast
 import logging
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from .errors import HubAccessError
+
 logger = logging.getLogger(__name__)
 
 #: Never uploaded: caches, local build leftovers, and the writer's marker (``.complexir-build``: it only tells a
-#: later local build that it may replace this folder).
-IGNORE_PATTERNS = ["__pycache__/*", "**/__pycache__/*", "*.pyc", ".git/*", ".cache/*", "**/.cache/*", ".DS_Store",
-                   ".complexir-build"]
+#: later local build that it may replace this folder). A tuple: ``upload_folder`` extends the list it is given in
+#: place, so each call gets its own copy (``list(IGNORE_PATTERNS)``).
+IGNORE_PATTERNS = ("__pycache__/*", "**/__pycache__/*", "*.pyc", ".git/*", ".cache/*", "**/.cache/*", ".DS_Store",
+                   ".complexir-build")
 
 #: The generated file holding the vendored maths in a staged Space (leading underscore: never taken for the
 #: metric script, and no clash with a PyPI package on the Space's ``sys.path``).
@@ -83,7 +88,7 @@ def _listing(folder: Path) -> list[tuple[str, int]]:
     from huggingface_hub.utils import filter_repo_objects
 
     paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    kept = filter_repo_objects(paths, ignore_patterns=IGNORE_PATTERNS)
+    kept = filter_repo_objects(paths, ignore_patterns=list(IGNORE_PATTERNS))
     return [(p, (folder / p).stat().st_size) for p in kept]
 
 
@@ -357,17 +362,36 @@ def stage_space(folder: str | Path, out_dir: str | Path, repo_id: str | None = N
 # --------------------------------------------------------------------------------------------------------
 
 
+def check_repo_id(repo_id: str) -> None:
+    """``ORG/NAME`` as the Hub accepts it; else a ``ValueError`` saying so (before anything is staged or sent)."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise ValueError(f"--repo {repo_id!r} is not a valid Hub repo id: {str(error).splitlines()[0]}") from None
+    if repo_id.count("/") != 1:
+        raise ValueError(f"--repo {repo_id!r}: give ORG/NAME (the namespace too)")
+
+
 def plan_push(folder: str | Path, repo_id: str | None = None, *, stage_dir: str | Path | None = None) -> PushPlan:
-    """The upload plan for ``folder``, computed locally (no network).
+    """The upload plan for ``folder``, computed locally (no network), after checking it: the repo id, and for a
+    benchmark folder every file and row (``complexir validate``), so that nothing unreadable is published.
 
     A metric folder is staged (``stage_space``) into ``stage_dir``, or into a temporary folder that is
     removed once listed (then ``upload_folder`` is ``None``); the plan lists the staged files.
     """
     folder = Path(folder)
+    if repo_id is not None:
+        check_repo_id(repo_id)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
     repo_type, sdk = detect_repo_type(folder)
     if repo_type == "dataset":
+        from .validation import validate_folder
+
+        validate_folder(folder)
         return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
     if stage_dir is not None:
         staged = stage_space(folder, stage_dir, repo_id)
@@ -376,21 +400,100 @@ def plan_push(folder: str | Path, repo_id: str | None = None, *, stage_dir: str 
         return PushPlan(folder, repo_type, sdk, _listing(stage_space(folder, tmp, repo_id)), None)
 
 
+@dataclass(frozen=True)
+class PushResult:
+    """What ``push`` did: the plan, the commit now at the head of ``main``, and whether anything changed."""
+
+    plan: PushPlan
+    repo_id: str
+    commit: str | None = None  # None for a dry run
+    changed: bool = False  # False: the Hub already held these exact files (no commit was made)
+    created: bool = False
+    private: bool | None = None  # the repo's visibility after the push
+    visibility_changed: bool = False
+
+
 def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bool = False,
-         stage_dir: str | Path | None = None) -> PushPlan:
+         stage_dir: str | Path | None = None) -> PushResult:
     """Create the repo if needed and upload the folder (a metric folder: its staged copy); with ``dry_run``
-    only return the plan. ``stage_dir`` keeps the staged Space copy there for inspection."""
+    only check and plan. ``stage_dir`` keeps the staged Space copy there for inspection.
+
+    ``private=True`` makes a new repo private and an existing public one private (its settings are updated);
+    without it an existing repo keeps its visibility (a private repo is never made public by a push). Errors
+    from the Hub or the network are raised as ``HubAccessError``, one line naming the repo and what to do.
+    """
     with tempfile.TemporaryDirectory(prefix="complexir-space-") as tmp:
         plan = plan_push(folder, repo_id, stage_dir=stage_dir if stage_dir is not None else tmp)
+        keep = stage_dir is not None or plan.repo_type == "dataset"
         if dry_run:
-            return plan if stage_dir is not None or plan.repo_type == "dataset" else _forget_upload(plan)
-        from huggingface_hub import create_repo, upload_folder
+            return PushResult(plan if keep else _forget_upload(plan), repo_id)
+        result = _upload(plan, repo_id, private)
+        return result if keep else PushResult(**{**result.__dict__, "plan": _forget_upload(plan)})
 
-        create_repo(repo_id, repo_type=plan.repo_type, private=private, exist_ok=True, space_sdk=plan.space_sdk)
-        upload_folder(repo_id=repo_id, repo_type=plan.repo_type, folder_path=str(plan.upload_folder),
-                      ignore_patterns=IGNORE_PATTERNS, commit_message=f"Upload {plan.folder.name} with complexir push")
-        logger.info("uploaded %d file(s) to %s %s", len(plan.files), plan.repo_type, repo_id)
-        return plan if stage_dir is not None or plan.repo_type == "dataset" else _forget_upload(plan)
+
+def _upload(plan: PushPlan, repo_id: str, private: bool) -> PushResult:
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    api = HfApi()
+    kind = plan.repo_type
+    with hub_errors(repo_id, kind):
+        try:
+            info = api.repo_info(repo_id, repo_type=kind)
+        except RepositoryNotFoundError:
+            info = None
+        created = info is None
+        changed_visibility = False
+        if created:
+            api.create_repo(repo_id, repo_type=kind, private=private, space_sdk=plan.space_sdk)
+            info = api.repo_info(repo_id, repo_type=kind)
+        elif private and not info.private:
+            api.update_repo_settings(repo_id, repo_type=kind, private=True)
+            changed_visibility = True
+            logger.info("%s %s is now private", kind, repo_id)
+        before = info.sha
+        commit = api.upload_folder(repo_id=repo_id, repo_type=kind, folder_path=str(plan.upload_folder),
+                                   ignore_patterns=list(IGNORE_PATTERNS),
+                                   commit_message=f"Upload {plan.folder.name} with complexir push")
+    changed = commit.oid != before  # upload_folder returns the current head when the Hub had every file already
+    logger.info("%s %s: %s", kind, repo_id, f"commit {commit.oid}" if changed else "no changes")
+    return PushResult(plan, repo_id, commit.oid, changed, created, bool(private or info.private), changed_visibility)
+
+
+@contextmanager
+def hub_errors(repo_id: str, repo_type: str) -> Iterator[None]:
+    """Turn what the Hub or the network raises into one ``HubAccessError`` line naming the repo and what to do."""
+    try:
+        yield
+    except Exception as error:
+        message = hub_error_message(error, repo_id, repo_type)
+        if message is None:
+            raise
+        raise HubAccessError(message) from error
+
+
+def hub_error_message(error: Exception, repo_id: str, repo_type: str) -> str | None:
+    """One line for a Hub or network failure on ``repo_id``, or None for anything else (a bug: let it show)."""
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
+    from huggingface_hub.utils import httpx  # httpx2 in huggingface_hub 2.x, under its stable alias
+
+    where = f"{repo_type} {repo_id}"
+    if isinstance(error, OfflineModeIsEnabled):
+        return f"{where}: offline mode is on (HF_HUB_OFFLINE=1); unset it to push"
+    if isinstance(error, HfHubHTTPError):
+        status = error.response.status_code if error.response is not None else None
+        if status == 401 and not isinstance(error, RepositoryNotFoundError):
+            return (f"{where}: the Hub refused the credentials (401); set HF_TOKEN to a write token or run "
+                    "`hf auth login`")
+        if isinstance(error, RepositoryNotFoundError) or status == 404:
+            return (f"{where}: not found or not visible with this token ({status}); check the name, and that "
+                    "HF_TOKEN (or `hf auth login`) may write to that namespace")
+        if status == 403:
+            return f"{where}: this token may not write there (403); use a token with write access to the namespace"
+        return f"{where}: the Hub answered {status}: {str(error).strip().splitlines()[0]}"
+    if isinstance(error, (httpx.TransportError, ConnectionError, TimeoutError)):
+        return f"{where}: cannot reach the Hub ({type(error).__name__}: {error}); check the network or HF_ENDPOINT"
+    return None
 
 
 def _forget_upload(plan: PushPlan) -> PushPlan:

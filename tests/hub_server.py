@@ -39,6 +39,8 @@ import yaml
 
 TOKEN = "hf_complexir_test_token"
 USER = "complexir-tester"
+#: A namespace the test token may not write to (create_repo answers 403 there, as the Hub does).
+FOREIGN_NAMESPACE = "someone-else"
 PREFIXES = {"model": "", "dataset": "datasets/", "space": "spaces/"}
 _TYPES_PLURAL = {"models": "model", "datasets": "dataset", "spaces": "space"}
 #: Stored with LFS (and so served through the CDN redirect), as the Hub's default .gitattributes does.
@@ -239,6 +241,8 @@ class _Handler(BaseHTTPRequestHandler):
         repo_type = payload.get("type") or "model"
         repo_id = f"{payload.get('organization') or USER}/{payload['name']}"
         url = f"{self.hub.url}/{PREFIXES[repo_type]}{repo_id}"
+        if repo_id.split("/")[0] == FOREIGN_NAMESPACE:
+            return self._error(403, None, "You don't have the rights to create a repo under this namespace")
         if (repo_type, repo_id) in self.hub.state.repos:
             return self._json(409, {"error": "You already created this repo", "url": url})
         if repo_type == "space" and not payload.get("sdk"):

@@ -89,30 +89,28 @@ def test_other_folders_are_refused(tmp_path):
     assert main(["push", str(tmp_path / "missing"), "--repo", "o/n", "--dry-run"]) == 2  # bad input
 
 
-def test_push_calls_the_hub_with_the_right_repo_type(metric_folder, monkeypatch):
+def test_push_shares_no_mutable_default(benchmark_folder, monkeypatch):
+    """``upload_folder`` extends the ignore list it is given, in place: each push must hand it a fresh one.
+    (The real Hub calls are tested against a local Hub in test_hub_push.py.)"""
     import huggingface_hub
 
-    calls = []
-    monkeypatch.setattr(huggingface_hub, "create_repo", lambda *a, **k: calls.append(("create", a, k)))
-    monkeypatch.setattr(huggingface_hub, "upload_folder",
-                        lambda *a, **k: calls.append(("upload", a, k, _files(Path(k["folder_path"])))))
-    plan = push(metric_folder, "org/metric", private=True)
-    (_, args, create), (_, _, upload, uploaded) = calls
-    assert args == ("org/metric",)
-    assert create == {"repo_type": "space", "private": True, "exist_ok": True, "space_sdk": "gradio"}
-    assert upload["repo_id"] == "org/metric" and upload["repo_type"] == "space" and "token" not in upload
-    # the staged copy is uploaded, not the in-repo folder (whose module imports complexir)
-    assert Path(upload["folder_path"]) != metric_folder and not Path(upload["folder_path"]).exists()
-    assert uploaded == {p for p, _ in plan.files} and "_complexir_metrics.py" in uploaded
+    from complexir import push as push_module
 
+    given = []
 
-def test_push_uploads_a_benchmark_folder_as_is(benchmark_folder, monkeypatch):
-    import huggingface_hub
+    class FakeApi:
+        def repo_info(self, repo_id, repo_type):
+            return type("Info", (), {"sha": "a" * 40, "private": False})()
 
-    calls = []
-    monkeypatch.setattr(huggingface_hub, "create_repo", lambda *a, **k: calls.append(k))
-    monkeypatch.setattr(huggingface_hub, "upload_folder", lambda *a, **k: calls.append(k))
-    plan = push(benchmark_folder, "org/bench")
-    create, upload = calls
-    assert create["repo_type"] == upload["repo_type"] == "dataset" and create["space_sdk"] is None
-    assert Path(upload["folder_path"]) == benchmark_folder == plan.upload_folder
+        def upload_folder(self, *, ignore_patterns, **kwargs):
+            given.append(ignore_patterns)
+            ignore_patterns += [".git", ".cache/huggingface"]  # as huggingface_hub does
+            return type("Commit", (), {"oid": "b" * 40})()
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    before = tuple(push_module.IGNORE_PATTERNS)
+    for _ in range(3):
+        result = push(benchmark_folder, "org/bench")
+        assert result.changed and result.commit == "b" * 40
+    assert push_module.IGNORE_PATTERNS == before
+    assert [len(g) for g in given] == [len(before) + 2] * 3 and given[0] is not given[1]

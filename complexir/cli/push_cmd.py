@@ -12,8 +12,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("push", help="upload a benchmark folder (dataset) or a metric folder (Space)")
     parser.add_argument("folder", help="a built benchmark folder or a metrics/<name>/ folder")
     parser.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub repository")
-    parser.add_argument("--private", action="store_true", help="create the repository as private")
-    parser.add_argument("--dry-run", action="store_true", help="list what would be uploaded; no network")
+    parser.add_argument("--private", action="store_true",
+                        help="make the repository private: a new one is created private, an existing public one "
+                             "is switched to private (without it, an existing repository keeps its visibility)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="check the folder and list what would be uploaded; no network")
     parser.add_argument("--stage-dir", metavar="DIR", default=None,
                         help="metric folders: write the staged Space copy here (must be empty) and keep it, "
                              "e.g. to try it with evaluate.load(DIR) before pushing")
@@ -23,10 +26,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from complexir.push import push
 
-    plan = push(args.folder, args.repo, private=args.private, dry_run=args.dry_run, stage_dir=args.stage_dir)
+    result = push(args.folder, args.repo, private=args.private, dry_run=args.dry_run, stage_dir=args.stage_dir)
+    plan = result.plan
     kind = plan.repo_type + (f" (sdk {plan.space_sdk})" if plan.space_sdk else "")
-    verb = "would upload" if args.dry_run else "uploaded"
-    print(f"{verb} {len(plan.files)} file(s) to {kind} repo {args.repo}:")
+    if args.dry_run:
+        print(f"would upload {len(plan.files)} file(s) to {kind} repo {args.repo}:")
+    elif result.changed:
+        print(f"uploaded {len(plan.files)} file(s) to {kind} repo {args.repo} (commit {result.commit}):")
+    else:
+        print(f"no changes: {kind} repo {args.repo} already holds these {len(plan.files)} file(s) "
+              f"(commit {result.commit}):")
     for path, size in plan.files:
         print(f"  {size:>12,d}  {path}")
     print(f"  {sum(s for _, s in plan.files):>12,d}  total bytes")
@@ -34,4 +43,7 @@ def run(args: argparse.Namespace) -> int:
         where = f"staged in {plan.upload_folder}" if args.stage_dir else "staged copy"
         print(f"({where}: complexir.metrics vendored as _complexir_metrics.py; load it with "
               f"evaluate.load({args.repo!r}) once pushed)")
+    if not args.dry_run:
+        state = "created " if result.created else ("made " if result.visibility_changed else "")
+        print(f"{state}{'private' if result.private else 'public'}: {args.repo}")
     return 0
