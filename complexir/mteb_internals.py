@@ -14,6 +14,7 @@ imports nothing but the standard library at import time (the mteb hook imports i
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
@@ -119,3 +120,44 @@ def hf_task_type(metadata: Any) -> str:
 def hf_benchmark_result(result: Any, user: str | None) -> Any:
     """A ``TaskResult`` as mteb 2 uploads it to ``.eval_results/`` (an object with ``to_yaml()``)."""
     return required(result, "_to_hf_benchmark_result", Callable)(user)
+
+
+def card_dataset_loader(hf_repo: str, revision: str | None, split: str = "test",
+                        config: str | None = None) -> Any:
+    """MTEB's ``RetrievalDatasetLoader`` reading the configs and splits from the benchmark's card (see
+    ``_card_loader_class``); the class is made on first use, so importing this module imports no mteb."""
+    return _card_loader_class()(hf_repo, revision, split=split, config=config)
+
+
+@functools.cache
+def _card_loader_class() -> type:
+    """MTEB's ``RetrievalDatasetLoader`` with the configs and their splits read from the benchmark's card.
+
+    Here because it overrides MTEB's private ``_get_split``. MTEB asks ``datasets.get_dataset_config_names`` /
+    ``get_dataset_split_names``; offline, for a Hub repo in the cache, the first answers ``["default"]``, so the
+    ``-top_ranked`` config (and with it every Rerank task) goes missing. The card is cached with the data and
+    names every config and split. (``__init__`` sets what MTEB 2.26's sets, without its Hub query.)
+    """
+    from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+    from complexir import reader
+
+    class CardDatasetLoader(RetrievalDatasetLoader):
+        def __init__(self, hf_repo: str, revision: str | None, split: str = "test",
+                     config: str | None = None) -> None:
+            self.revision = revision
+            self.hf_repo = hf_repo
+            self.trust_remote_code = False
+            self.split = split
+            self.config = config if config != "default" else None
+            self.dataset_configs = reader.config_names(hf_repo, revision)
+
+        def _get_split(self, config: str) -> str:
+            splits = reader.config_splits(self.hf_repo, config, self.revision)
+            if self.split in splits:
+                return self.split
+            if len(splits) == 1:
+                return splits[0]
+            raise ValueError(f"{self.hf_repo}: split {self.split!r} not in config {config!r} (splits {splits})")
+
+    return CardDatasetLoader

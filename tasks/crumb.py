@@ -43,10 +43,10 @@ from mteb.models import (
 
 from complexir import reader
 from complexir.benchmarks import CRUMB, SubsetSpec
+from complexir.mteb_internals import card_dataset_loader
 
 from .layout_task import (
     QUERY_MEAN_PREFIXES,
-    CardDatasetLoader,
     LayoutRetrievalTask,
     define_task,
     mteb_adhoc_per_query,
@@ -196,7 +196,7 @@ class CRUMBTask(LayoutRetrievalTask):
         with the documents' queries and qrels (the passage subset may hold only a corpus), the binary splits."""
         corpus_subset = self.layout_subsets[hf_subset]
         if corpus_subset == self.qrels_subset:
-            data = CardDatasetLoader(path, revision, split=split, config=corpus_subset).load()
+            data = card_dataset_loader(path, revision, split=split, config=corpus_subset).load()
             corpus, queries, qrels = data["corpus"], data["queries"], data["relevant_docs"]
         else:
             corpus = reader.load(path, corpus_subset, "corpus", revision=revision)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
-from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader, RetrievalSplitData
+from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 from pydantic import PrivateAttr
 
@@ -34,6 +34,7 @@ from complexir.benchmarks import BenchmarkSpec
 from complexir.data_source import DataSource
 from complexir.folder import BenchmarkFolder
 from complexir.metrics import adhoc_per_query, parse_measure, rank_run
+from complexir.mteb_internals import card_dataset_loader
 from complexir.provenance import DataProvenance
 from complexir.results import write_per_query
 
@@ -64,32 +65,6 @@ def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, di
     if 1 in k_values:
         out["accuracy"] = dict(out["recall_at_1"])
     return out
-
-
-class CardDatasetLoader(RetrievalDatasetLoader):
-    """MTEB's ``RetrievalDatasetLoader`` with the configs and their splits read from the benchmark's card.
-
-    MTEB asks ``datasets.get_dataset_config_names`` / ``get_dataset_split_names``; offline, for a Hub repo in the
-    cache, the first answers ``["default"]``, so the ``-top_ranked`` config (and with it every Rerank task) goes
-    missing. The card is cached with the data and names every config and split. (``__init__`` sets what MTEB
-    2.26's sets, without its Hub query.)
-    """
-
-    def __init__(self, hf_repo: str, revision: str | None, split: str = "test", config: str | None = None) -> None:
-        self.revision = revision
-        self.hf_repo = hf_repo
-        self.trust_remote_code = False
-        self.split = split
-        self.config = config if config != "default" else None
-        self.dataset_configs = reader.config_names(hf_repo, revision)
-
-    def _get_split(self, config: str) -> str:
-        splits = reader.config_splits(self.hf_repo, config, self.revision)
-        if self.split in splits:
-            return self.split
-        if len(splits) == 1:
-            return splits[0]
-        raise ValueError(f"{self.hf_repo}: split {self.split!r} not in config {config!r} (splits {splits})")
 
 
 class LayoutRetrievalTask(AbsTaskRetrieval):
@@ -198,7 +173,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         """One MTEB subset and split, read natively by MTEB's loader. Override to combine configs."""
-        return CardDatasetLoader(path, revision, split=split, config=self.layout_subsets[hf_subset]).load()
+        return card_dataset_loader(path, revision, split=split, config=self.layout_subsets[hf_subset]).load()
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
