@@ -20,8 +20,8 @@ METRICS = ("alpha_ndcg", "strecall", "retrieval")
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts}
+    """What a push of ``folder`` uploads (its plan: every file but caches and the writer's marker), with bytes."""
+    return {path: (folder / path).read_bytes() for path, _ in plan_push(folder).files}
 
 
 def _one_line_error(result, *needles: str) -> str:
@@ -44,7 +44,7 @@ def test_push_a_benchmark_reads_back_byte_identical(hub, tmp_path):
     assert first.returncode == 0, first.stderr
     assert f"to dataset repo {repo} (commit " in first.stdout and "created public" in first.stdout
     uploaded = {p: b for p, b in hub.files("dataset", repo).items() if p != ".gitattributes"}
-    assert uploaded == _tree(folder)
+    assert uploaded == _tree(folder) and "README.md" in uploaded and len(uploaded) > 5
     assert any(stored.lfs for stored in hub.repo("dataset", repo).commits[-1].files.values())  # parquet via LFS
 
     # read back by a client, through the CDN redirect for the LFS files
@@ -92,8 +92,9 @@ def test_push_metric_spaces_and_load_them_with_evaluate(hub, tmp_path):
         repo = f"complexir-tester/{name}"
         result = run_cli(["push", str(REPO / "metrics" / name), "--repo", repo], env)
         assert result.returncode == 0, result.stderr
-        staged = plan_push(REPO / "metrics" / name, repo, stage_dir=tmp_path / "staged" / name).upload_folder
-        assert {p: b for p, b in hub.files("space", repo).items() if p != ".gitattributes"} == _tree(staged)
+        plan = plan_push(REPO / "metrics" / name, repo, stage_dir=tmp_path / "staged" / name)
+        staged = {path: (plan.upload_folder / path).read_bytes() for path, _ in plan.files}
+        assert {p: b for p, b in hub.files("space", repo).items() if p != ".gitattributes"} == staged
         assert hub.repo("space", repo).sdk == "gradio"
 
     code = (f"import json, evaluate\ncases = {cases!r}\n"
