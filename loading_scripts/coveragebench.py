@@ -199,7 +199,7 @@ def build_coveragebench(
 
     card = CardInfo(
         benchmark=SPEC.folder, pretty_name=SPEC.pretty_name, license=SPEC.license, citation=SPEC.citation,
-        source=str(source), revision=(revision or "unknown") if upstream.local else upstream.hub_revision,
+        source=upstream.card_source(HUB_ID), revision=upstream.card_revision(),
         languages=card_languages(wanted),
         task_categories=["text-retrieval"], task_ids=["document-retrieval"],
     )

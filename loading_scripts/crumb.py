@@ -73,12 +73,6 @@ def files_needed(task: str) -> list[str]:
     return files
 
 
-def _source_label(source: str | os.PathLike) -> str:
-    """What the card names as source: the Hub id, or a local folder by its name only (machine-independent)."""
-    path = Path(source).expanduser()
-    return f"local folder {path.resolve().name!r} in the {HUB_ID} format" if path.is_dir() else str(source)
-
-
 def _metadata(obj: dict[str, Any], path: Path, lineno: int) -> str | None:
     """The release's ``metadata`` is a JSON string; a dict (as a JSON reader may give) is re-serialised."""
     value = obj.get("metadata")
@@ -236,7 +230,7 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
     release = resolve_release(source, revision, allow_patterns=[f for task in tasks for f in files_needed(task)],
                               expected="the CRUMB release")  # from the Hub: only the files these tasks need
     root = release.root
-    rev = (revision or "local copy") if release.local else release.hub_revision
+    rev = release.card_revision([root / f for task in tasks for f in files_needed(task) if (root / f).is_file()])
     missing = [f for task in tasks for f in files_needed(task) if not (root / f).is_file()]
     if missing:  # fail before writing anything, naming every missing file
         raise UpstreamFormatError(root, None, f"missing release files {missing}; build fewer tasks with --subset")
@@ -246,7 +240,7 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
     cast_rows: list[list[Any]] = []
     instruction_rows: list[list[Any]] = []
     card = CardInfo(benchmark="crumb", pretty_name="CRUMB: Complex Retrieval Unified Multi-task Benchmark",
-                    license=SPEC.license, citation=SPEC.citation, source=_source_label(source), revision=rev)
+                    license=SPEC.license, citation=SPEC.citation, source=release.card_source(HUB_ID), revision=rev)
 
     with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root]) as writer:
         for task in tasks:

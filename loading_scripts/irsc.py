@@ -274,27 +274,6 @@ def _task_table(subsets: dict[str, _Subset]) -> str:
     return "\n".join(rows)
 
 
-def _source_digest(folder: Path, files: list[Path]) -> str:
-    """A revision for a local source: SHA-256 over the pair files' relative paths and bytes."""
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
-        digest.update(path.read_bytes())
-    return "sha256:" + digest.hexdigest()[:16]
-
-
-def _describe(source: str | os.PathLike) -> str:
-    """The source as the card names it: a local folder relative to the working directory when inside it
-    (so a demo built from the checkout reads the same everywhere), else as given."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        try:
-            return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-        except ValueError:
-            return str(path)
-    return str(source)
-
-
 def build_irsc(
     source: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -321,7 +300,7 @@ def build_irsc(
                               allow_patterns=[f"{glob}*{suffix}" for suffix in SUFFIXES for glob in ("", "**/")])
     folder = release.root
     # a local folder has no commit: its revision is a digest of the pair files it holds
-    resolved_revision = _source_digest(folder, pair_files(folder)) if release.local else release.hub_revision
+    resolved_revision = release.card_revision(pair_files(folder))
     tasks = [t for t in TASKS if not subsets or t in subsets]
     found = collect(folder, columns)
     written = {name: sub for name, sub in found.items() if name.split("-", 1)[0] in tasks}
@@ -336,7 +315,7 @@ def build_irsc(
         pretty_name=SPEC.pretty_name,
         license=SPEC.license,
         citation=SPEC.citation,
-        source=_describe(source),
+        source=f"local folder {folder.name!r} of pair files" if release.local else release.source,
         revision=resolved_revision,
         languages=["en", "zh"],
         task_ids=["document-retrieval"],

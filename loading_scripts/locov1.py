@@ -42,7 +42,7 @@ from complexir.errors import LayoutError, UpstreamFormatError
 from complexir.schema import check_name
 from complexir.upstream import iter_jsonl, string_field
 from complexir.upstream.options import add_build_arguments
-from complexir.upstream.release import local_folder, resolve_release
+from complexir.upstream.release import content_digest, folder_files, local_folder, resolve_release
 from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,9 @@ def resolve_source(
                     "<src>/LoCoV1-Queries/documents/<task>_test.jsonl",
                 )
         # The card names the upstream repos, not this machine's path, so a build is the same wherever it runs.
-        return Release(docs, queries, f"local copy of {DOCUMENTS_REPO} and {QUERIES_REPO} ({local.name}/)", "local")
+        files = [f for folder in (docs, queries) for f in folder_files(folder / "documents")]
+        return Release(docs, queries, f"local copy of {DOCUMENTS_REPO} and {QUERIES_REPO} ({local.name}/)",
+                       content_digest(local, files))
     parts = [p.strip() for p in source.split(",")]
     if len(parts) != 2 or not all(parts):
         raise ValueError(
@@ -113,7 +115,7 @@ def resolve_source(
     repos = [resolve_release(repo, repo_revision or revision, cache_dir=cache_dir,
                              allow_patterns=["documents/*", "README.md"])
              for repo, repo_revision in zip(parts, (documents_revision, queries_revision), strict=True)]
-    described = ", ".join(f"{repo.source}@{repo.commit or 'unknown'}" for repo in repos)
+    described = ", ".join(f"{repo.source}@{repo.hub_revision}" for repo in repos)
     return Release(repos[0].root, repos[1].root, source, described)
 
 

@@ -489,14 +489,18 @@ class HubServer:
             server.server_close()
 
     # -- seeding, without going through HTTP (tests of the upload path use the real clients) ----------------
-    def put_folder(self, repo_type: str, repo_id: str, folder: Path, *, private: bool = False) -> str:
-        """Create ``repo_id`` holding the files of ``folder`` in one commit; returns the commit sha."""
+    def put_folder(self, repo_type: str, repo_id: str, folder: Path, *, private: bool = False,
+                   skip: tuple[str, ...] = ()) -> str:
+        """Create ``repo_id`` (if needed) and commit the files of ``folder`` to it, except those whose relative
+        path starts with one of ``skip``; returns the commit sha."""
         with self.state.lock:
             repo = self.state.repos.get((repo_type, repo_id)) or self.state.create_repo(
                 repo_type, repo_id, private=private, sdk="gradio" if repo_type == "space" else None)
             files = dict(repo.commits[-1].files)
             for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
                 relative = path.relative_to(folder).as_posix()
+                if relative.startswith(skip) if skip else False:
+                    continue
                 data = path.read_bytes()
                 lfs = is_lfs(relative, len(data))
                 if lfs:

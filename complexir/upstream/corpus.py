@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl
+from complexir.upstream.release import content_digest
 
 
 @dataclass
@@ -26,7 +27,7 @@ class CorpusSource:
     kind: str
     location: str
     config: str | None = None
-    shown: str | None = None  # how the card names a local file (relative to the release folder when inside it)
+    shown: str | None = None  # how the card names a local file: relative to the release folder, else name + digest
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.shown or self.location}" + (f":{self.config}" if self.config else "")
@@ -85,14 +86,16 @@ def _local_path(text: str, base: Path | None) -> Path:
 
 
 def _shown(path: Path, base: Path | None) -> str:
-    """A local corpus file as the card shows it: relative to the release folder when inside it (so a
-    build's card does not depend on where the checkout lives), else as given."""
+    """A local corpus file as the card shows it: relative to the release folder when inside it, else its name
+    and content digest (so a build's card does not depend on where the checkout lives)."""
     if base is not None:
         try:
             return path.resolve().relative_to(base.resolve()).as_posix()
         except ValueError:
             pass
-    return str(path)
+    if not path.is_file():
+        return str(path)  # not found: the build stops on it, naming the path as given
+    return f"{path.name} ({content_digest(path.parent, [path])})"  # never this machine's path
 
 
 def _pick(row: dict[str, Any], names: tuple[str, ...]) -> Any:

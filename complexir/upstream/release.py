@@ -7,9 +7,10 @@ A snapshot folder is named after the commit it holds, so a Hub build can record 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,36 @@ class Release:
     def hub_revision(self) -> str:
         """What a card records for a Hub snapshot: its commit, else the revision asked for, else ``main``."""
         return self.commit or self.requested_revision or "main"
+
+    def card_source(self, upstream: str) -> str:
+        """How a card names this source: the Hub id, or a local folder by its name only (never this machine's
+        path), in the format of the ``upstream`` Hub id."""
+        return f"local folder {self.root.name!r} in the {upstream} format" if self.local else self.source
+
+    def card_revision(self, files: Iterable[Path] | None = None) -> str:
+        """What a card records as the revision: a Hub snapshot's commit; a local folder's content digest over
+        ``files`` (default: every file under it), the same wherever the folder lives."""
+        if not self.local:
+            return self.hub_revision
+        return content_digest(self.root, folder_files(self.root) if files is None else files)
+
+
+def content_digest(folder: Path, files: Iterable[Path]) -> str:
+    """``sha256:<16 hex>`` over each file's path relative to ``folder`` and its bytes, in the order given (read
+    in blocks)."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(Path(path).relative_to(folder).as_posix().encode("utf-8") + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """Every file under ``folder`` in a fixed order, hidden ones (``.git``, caches) left out."""
+    return sorted(p for p in Path(folder).rglob("*")
+                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
 def local_folder(source: str | Path, option: str = "--source") -> Path | None:
