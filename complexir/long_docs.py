@@ -29,7 +29,7 @@ from datasets import Dataset
 from mteb.types import PromptType
 from tqdm.auto import tqdm
 
-from complexir.models import TokenBudget, corpus_texts, find_sentence_transformer
+from complexir.models import EncoderPassThrough, TokenBudget, corpus_texts, find_sentence_transformer
 from complexir.mteb_internals import create_dataloader
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def plan_windows(
         start = nxt
 
 
-class MaxPSearchWrapper:
+class MaxPSearchWrapper(EncoderPassThrough):
     """MTEB search model: documents split into overlapping windows, scored by their best window (MaxP).
 
     ``model`` is an MTEB encoder (e.g. from ``complexir.models.load_model``) or a SentenceTransformer; its
@@ -215,15 +215,6 @@ class MaxPSearchWrapper:
                                                                    strict=True)}
         return results
 
-    # -- encoder pass-through (other task types run the plain model) -------------------------------------
-    def encode(self, inputs: Any, **kwargs: Any) -> Any:
-        return self.model.encode(inputs, **kwargs)
-
-    def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
-        return self.model.similarity(embeddings1, embeddings2)
-
-    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
-        return self.model.similarity_pairwise(embeddings1, embeddings2)
 
 
 def _as_numpy(scores: Any) -> np.ndarray:

@@ -98,6 +98,22 @@ def _renamed(model: Any, model_name: str | None, max_seq_length: int | None) -> 
     return model
 
 
+class EncoderPassThrough:
+    """For search wrappers (``self.model`` is the encoder they wrap): MTEB may still call the encoder side of the
+    wrapper (other task types, similarity), which goes to the wrapped model unchanged."""
+
+    model: Any
+
+    def encode(self, inputs: Any, **kwargs: Any) -> Any:
+        return self.model.encode(inputs, **kwargs)
+
+    def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
+        return self.model.similarity(embeddings1, embeddings2)
+
+    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
+        return self.model.similarity_pairwise(embeddings1, embeddings2)
+
+
 class EncodeCounter:
     """Delegates to an MTEB encoder and counts the documents it really encodes, and how long it took.
 

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from mteb.types import PromptType
 
+from complexir.models import EncoderPassThrough
 from complexir.mteb_internals import create_dataloader
 
 logger = logging.getLogger(__name__)
@@ -208,7 +209,7 @@ class LocalEngine:
         return merged
 
 
-class StreamingSearch:
+class StreamingSearch(EncoderPassThrough):
     """MTEB search model: exact top-k over a corpus streamed in batches through ``encoder`` on ``engine``.
 
     ``encoder`` is an MTEB encoder, normally a ``StoredEncoder`` so no text is encoded twice. ``sources``
@@ -272,11 +273,3 @@ class StreamingSearch:
         self.docs_per_second[task_metadata.name] = source.num_rows / max(time.perf_counter() - start, 1e-9)
         return {qid: {cid: score for score, cid in best} for qid, best in zip(query_ids, merged.best, strict=True)}
 
-    def encode(self, inputs: Any, **kwargs: Any) -> Any:
-        return self.model.encode(inputs, **kwargs)
-
-    def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
-        return self.model.similarity(embeddings1, embeddings2)
-
-    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
-        return self.model.similarity_pairwise(embeddings1, embeddings2)

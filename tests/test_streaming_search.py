@@ -199,7 +199,7 @@ def test_ray_retries_a_failed_shard_without_encoding_it_again(tmp_path):
                        encode_kwargs={})
     expected = LocalEngine().search(driver, source, ctx, batch_docs=3, progress=False).best
 
-    store = tmp_path / "shared"
+    store = tmp_path / "common_store"
     spec = DieOnceSpec(StoredModelSpec(store=str(store)), str(tmp_path / "died"))
     engine = RayEngine(spec, workers=2)
     try:
