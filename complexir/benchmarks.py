@@ -131,6 +131,9 @@ class BenchmarkSpec:
     demo_build_args: tuple[str, ...] = ()
     demo_source: str | None = None
     card_template: str | None = None  # a template file; default: cards/<folder>.md
+    #: the measures the official evaluator reports by default (ir_measures names, e.g. ``"RR"``, ``"nDCG@5"``):
+    #: the tasks report each one with per-query values, beyond MTEB's own at their cutoffs
+    official_measures: tuple[str, ...] = ()
 
     def subset(self, name: str) -> SubsetSpec:
         for subset in self.subsets:
@@ -248,6 +251,8 @@ CRUMB = register(BenchmarkSpec(
     citation=CRUMB_CITATION, reference=CRUMB_REFERENCE, headline_measures=("ndcg_at_10", "recall_at_100"),
     loading_script="complexir.loading_scripts.crumb", task_module="complexir.tasks.crumb",
     demo_build_args=("--subset", "clinical_trial", "legal_qa", "paper_retrieval", "--no-progress"),
+    # crumb_eval's default measures (its evaluate(metrics=None)); RR is uncut: over the whole ranking retrieved
+    official_measures=("nDCG@10", "nDCG@5", "P@10", "P@5", "R@10", "RR", "R@1000", "R@100", "RR@10"),
 ))
 
 IRSC = register(BenchmarkSpec(

@@ -50,10 +50,17 @@ def benchmark_of(task_name: str) -> str:
 
 
 def headline_metrics(benchmark: str, main_score: str | None = None) -> list[str]:
-    """The benchmark's headline measures (MTEB score keys, from its spec), its main score first if not among them."""
+    """The benchmark's headline measures (MTEB score keys, from its spec), then the measures its official evaluator
+    reports (keyed by the measure registry), its main score first if not among them."""
     from complexir.benchmarks import all_specs
+    from complexir.metrics import parse_measure
 
-    metrics = next((list(s.headline_measures) for s in all_specs() if s.name == benchmark), list(DEFAULT_METRICS))
+    spec = next((s for s in all_specs() if s.name == benchmark), None)
+    if spec is None:
+        metrics = list(DEFAULT_METRICS)
+    else:
+        official = (parse_measure(m).mteb_key for m in spec.official_measures)
+        metrics = list(dict.fromkeys([*spec.headline_measures, *official]))
     if main_score and main_score not in metrics:
         metrics.insert(0, main_score)
     return metrics

@@ -12,8 +12,12 @@ Official conventions kept here: labels are already ``int``-cast in the layout (0
 recall, precision, MRR and hit rate use its binary qrels (splits ``test_binary``/``validation_binary``); the
 official mean runs over every *judged* query, so queries the layout dropped (judged, but no positive after the
 cast) count as 0: every mean is the exact mean of the unrounded per-query values over the judged ids the card
-records for every benchmark (``complexir.zero_score_queries``). MaxP reports only the cutoffs at which the collapsed
-ranking is exact (``maxp_exact_cutoff``).
+records for every benchmark (``complexir.zero_score_queries``). MaxP searches the passages as deep as it takes for
+every query's top 1,000 documents (MTEB's deepest cutoff) to be exact (``CRUMBSearch``).
+
+Measures: crumb_eval's defaults (``CRUMB.official_measures``: nDCG@10, nDCG@5, P@10, P@5, R@10, RR, R@1000, R@100,
+RR@10) with per-query values, beside MTEB's own. RR (``mrr``) is uncut: over the whole ranking retrieved, 1,000
+documents, as over an official run of that depth.
 
 Instructions: the layout's per-query ``instruction`` column is removed before MTEB sees the queries (MTEB 2.26
 would append it to every query's text, for plain and instruction models alike). The task's instruction becomes
@@ -24,8 +28,8 @@ the task prompt instead, which instruction-tuned MTEB models format with their o
 from __future__ import annotations
 
 import logging
+import math
 import os
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,10 +59,11 @@ from .layout_task import (
 
 logger = logging.getLogger(__name__)
 
-MAXP_DOCS = 100  # after collapsing, at least this many documents per query are exact (R@100 needs them)
-#: MTEB score keys that paper_retrieval computes on its binary qrels, as the official code does
-BINARY_PREFIXES = ("recall_at_", "precision_at_", "mrr_at_", "hit_rate_at_", "accuracy")
-CUTOFF = re.compile(r"_at_(\d+)(?:_|$)")  # the cutoff in an MTEB score key: ndcg_at_10, nauc_ndcg_at_10_max
+#: first MaxP passage search: this many times the passages an average document has, per document needed
+MAXP_FIRST_DEPTH_FACTOR = 2
+#: MTEB score keys that paper_retrieval computes on its binary qrels, as the official code does ("mrr": RR at any
+#: cutoff, uncut too)
+BINARY_PREFIXES = ("recall_at_", "precision_at_", "mrr", "hit_rate_at_", "accuracy")
 
 INSTRUCTION_NOTE = (
     " Each query carries its task's instruction: instruction-following models receive it as the task prompt "
@@ -85,24 +90,26 @@ def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str])
     return out
 
 
-def maxp_exact_cutoff(passages: dict[str, dict[str, float]], parents: dict[str, str], depth: int,
-                      corpus_size: int) -> int | None:
-    """How deep every query's MaxP document ranking is exact, given its top ``depth`` passages; None: at any depth.
+def maxp_exact_documents(passages: dict[str, float], parents: dict[str, str], depth: int,
+                         corpus_size: int) -> int | None:
+    """How many of the top documents of one query's MaxP ranking are exact, given its top ``depth`` passages;
+    None: all of them (the whole corpus was searched, or the search returned everything it had).
 
     A document whose best passage is among them has its true (best) score; any other document scores at most the
     last passage kept. So the documents scoring above that last passage are the exact top of the full document
-    ranking (a tie with it could hide a document). With the whole corpus searched, everything is exact.
+    ranking, ties included (a document tied with the last passage could hide another one, so it is not counted).
     """
-    if depth >= corpus_size:
+    if depth >= corpus_size or len(passages) < depth:
         return None
-    exact = None
-    for scores in passages.values():
-        if len(scores) < depth:  # the search returned everything it had for this query
-            continue
-        floor = min(scores.values())
-        above = {parents.get(p) or passage_parent(p) for p, s in scores.items() if s > floor}
-        exact = len(above) if exact is None else min(exact, len(above))
-    return exact
+    floor = min(passages.values())
+    return len({parents.get(p) or passage_parent(p) for p, s in passages.items() if s > floor})
+
+
+def top_documents(scores: dict[str, float], k: int) -> dict[str, float]:
+    """The top ``k`` of a document run, ties by id descending (trec_eval's order, and MTEB's search's)."""
+    if len(scores) <= k:
+        return scores
+    return dict(sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)[:k])
 
 
 def as_search_model(model: Any) -> Any:
@@ -121,9 +128,12 @@ class CRUMBSearch:
     MaxP the passage run is collapsed to documents.
 
     ``splits``: MTEB subset → ``instruction`` (or None) and, for MaxP, ``parents`` (passage → document).
-    MaxP searches deep enough that the first ``MAXP_DOCS`` collapsed documents are exact: collapsing a prefix of
-    the passage ranking gives a prefix of the collapsed full ranking, so if every document has at most ``m``
-    passages, the top ``MAXP_DOCS * m`` passages hold at least ``MAXP_DOCS`` distinct documents, all exact.
+    MaxP returns each query's top ``top_k`` documents (as many as a passage task returns passages), every one of
+    them exact: collapsing a prefix of the passage ranking gives an exact prefix of the document ranking
+    (:func:`maxp_exact_documents`), so the passages are searched as deep as that prefix needs. The first search
+    reads ``MAXP_FIRST_DEPTH_FACTOR`` times the passages of an average document per document needed; a query
+    whose exact prefix is still shorter (its top documents have many passages, or ties hide documents) is searched
+    again, deeper, until it is exact or the whole corpus is searched.
     """
 
     def __init__(self, model: Any, splits: dict[str, dict[str, Any]], *, maxp: bool):
@@ -132,8 +142,8 @@ class CRUMBSearch:
         self.splits = splits
         self.maxp = maxp
         self.corpus_size = 0
-        #: (hf_subset, hf_split) → how deep the collapsed MaxP ranking is exact (None: at any depth)
-        self.exact_cutoffs: dict[tuple[str, str], int | None] = {}
+        #: (hf_subset, hf_split) → the deepest passage search MaxP needed for its exact top documents
+        self.passage_depths: dict[tuple[str, str], int] = {}
 
     @property
     def mteb_model_meta(self) -> Any:
@@ -152,17 +162,38 @@ class CRUMBSearch:
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
-        parents = self.splits[hf_subset].get("parents", {})
-        depth = top_k
-        if self.maxp and parents:
-            depth = min(self.corpus_size, max(top_k, MAXP_DOCS * max(Counter(parents.values()).values())))
-        results = self.search_model.search(
-            queries, task_metadata=self._with_prompt(task_metadata, hf_subset), hf_split=hf_split, hf_subset=hf_subset,
-            top_k=depth, encode_kwargs=encode_kwargs, top_ranked=top_ranked, num_proc=num_proc, **kwargs)
+        task_metadata = self._with_prompt(task_metadata, hf_subset)
+
+        def search(some_queries: Any, depth: int) -> dict[str, dict[str, float]]:
+            return self.search_model.search(
+                some_queries, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset, top_k=depth,
+                encode_kwargs=encode_kwargs, top_ranked=top_ranked, num_proc=num_proc, **kwargs)
+
         if not self.maxp:
-            return results
-        self.exact_cutoffs[(hf_subset, hf_split)] = maxp_exact_cutoff(results, parents, depth, self.corpus_size)
-        return maxp_collapse(results, parents)
+            return search(queries, top_k)
+        parents = self.splits[hf_subset].get("parents", {})
+        n_documents = len(set(parents.values())) or self.corpus_size
+        wanted = min(top_k, n_documents)  # documents every query's ranking must hold exactly
+        per_document = self.corpus_size / n_documents if n_documents else 1.0
+        depth = min(self.corpus_size, max(top_k, math.ceil(MAXP_FIRST_DEPTH_FACTOR * wanted * per_document)))
+        results = search(queries, depth)
+        pending = list(queries["id"])
+        while True:
+            short = {}
+            for qid in pending:
+                exact = maxp_exact_documents(results.get(qid, {}), parents, depth, self.corpus_size)
+                if exact is not None and exact < wanted:
+                    short[qid] = exact
+            if not short:
+                break
+            # deeper in proportion to what is missing (at least twice as deep), never past the corpus
+            depth = min(self.corpus_size, max(2 * depth, math.ceil(depth * wanted / max(min(short.values()), 1))))
+            logger.info("%s/%s: MaxP: %d of %d queries have fewer than %d exact documents; searching %d passages",
+                        task_metadata.name, hf_split, len(short), len(pending), wanted, depth)
+            pending = list(short)
+            results.update(search(queries.select([i for i, q in enumerate(queries["id"]) if q in short]), depth))
+        self.passage_depths[(hf_subset, hf_split)] = depth
+        return {qid: top_documents(docs, top_k) for qid, docs in maxp_collapse(results, parents).items()}
 
 
 class CRUMBTask(LayoutRetrievalTask):
@@ -174,6 +205,7 @@ class CRUMBTask(LayoutRetrievalTask):
     maxp: ClassVar[bool] = False  # passage run collapsed to documents, scored on <task>_full qrels
     binary_recall: ClassVar[bool] = False  # recall/precision/MRR/hit rate on the <split>_binary qrels
     available_splits: ClassVar[tuple[str, ...]] = ("test", "validation")  # validation only when asked for
+    extra_measures: ClassVar[tuple[str, ...]] = CRUMB.official_measures  # crumb_eval's defaults: uncut RR too
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -261,7 +293,7 @@ class CRUMBTask(LayoutRetrievalTask):
         if self.binary_recall:
             binary = {q: d for q, d in self._extra[hf_subset][hf_split]["binary_qrels"].items() if d}
             on_binary = mteb_adhoc_per_query(binary, {q: results.get(q, {}) for q in binary},
-                                             list(self.k_values)) if binary else {}
+                                             list(self.k_values), self.extra_measures) if binary else {}
             per_query = self.per_query_scores[hf_subset][hf_split]
             # no binary judgment in this split: every binary measure is 0 (over its judged queries), as officially
             per_query.update({key: on_binary.get(key, {}) for key in per_query if key.startswith(BINARY_PREFIXES)})
@@ -270,7 +302,7 @@ class CRUMBTask(LayoutRetrievalTask):
     def count_judged_queries(self, scores: dict[str, Any], hf_subset: str, split: str) -> dict[str, Any]:
         """crumb_eval averages over every judged query: each mean is recomputed exactly from the unrounded per-query
         values, the judged queries without a positive counted in with 0 (for paper_retrieval's binary measures,
-        those of the binary qrels). MaxP drops the cutoffs deeper than its collapsed ranking is exact."""
+        those of the binary qrels). MaxP records how deep it searched the passages."""
         relevant = self.dataset[hf_subset][split]["relevant_docs"]
         graded = sum(1 for docs in relevant.values() if any(v > 0 for v in docs.values()))
         judged = graded + len(self.zero_score_queries(hf_subset, split))
@@ -290,12 +322,9 @@ class CRUMBTask(LayoutRetrievalTask):
                 scores[key] = value * len(relevant) / judged
         scores = self.count_zero_score_queries(scores, hf_subset, split, graded, rescale=(),
                                                keys=set(per_query) - binary_keys)
-        cutoff = self._search.exact_cutoffs.get((hf_subset, split)) if self._search is not None else None
-        if cutoff is not None:  # MaxP: a cutoff deeper than the collapsed ranking is exact is not reported
-            scores["maxp_exact_cutoff"] = float(cutoff)
-            for table in (scores, per_query):
-                for key in [k for k in table if (c := CUTOFF.search(k)) and int(c.group(1)) > cutoff]:
-                    del table[key]
+        depth = self._search.passage_depths.get((hf_subset, split)) if self._search is not None else None
+        if depth is not None:  # MaxP: how deep the passages were searched for exact top documents
+            scores["maxp_passages_searched"] = float(depth)
         return scores
 
 SPEC = CRUMB

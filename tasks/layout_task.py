@@ -33,7 +33,7 @@ from complexir import provenance, reader
 from complexir.benchmarks import BenchmarkSpec
 from complexir.data_source import DataSource
 from complexir.folder import BenchmarkFolder
-from complexir.metrics import adhoc_per_query, parse_measure, rank_run
+from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
 from complexir.mteb_internals import card_dataset_loader
 from complexir.provenance import DataProvenance
 from complexir.results import write_per_query
@@ -52,13 +52,16 @@ MTEB_ADHOC = ("nDCG", "AP", "R", "P", "RR")
 
 
 def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
-                         k_values: list[int]) -> dict[str, dict[str, float]]:
+                         k_values: list[int], extra: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
     """Per-query values of every ad hoc score MTEB reports (``ndcg_at_10``, ``hit_rate_at_5``, ``accuracy``...),
-    for every query of ``qrels``, at the cutoffs ``k_values``: the values every mean is computed from."""
-    if not k_values:
+    for every query of ``qrels``, at the cutoffs ``k_values``, and of the ``extra`` measures (ir_measures names,
+    keyed by their MTEB score key from the measure registry: ``RR`` -> ``mrr``): the values every mean is computed
+    from."""
+    names = [f"{name}@{k}" for name in MTEB_ADHOC for k in k_values] + list(extra)
+    if not names:
         return {}
-    measures = {parse_measure(m).mteb_key: m for m in (f"{name}@{k}" for name in MTEB_ADHOC for k in k_values)}
-    per_query = adhoc_per_query(qrels, rank_run(results, depth=max(k_values)), list(measures.values()))
+    measures = {parse_measure(m).mteb_key: m for m in names}
+    per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(measures.values())), list(measures.values()))
     out = {key: per_query[measure] for key, measure in measures.items()}
     for k in k_values:
         out[f"hit_rate_at_{k}"] = {q: 1.0 if v > 0 else 0.0 for q, v in out[f"recall_at_{k}"].items()}
@@ -87,6 +90,9 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     available_splits: ClassVar[tuple[str, ...]] = ("test",)
     # True: a local data dir may hold only some of the subsets; the task then runs those (its hf_subsets shrink)
     allow_missing_subsets: ClassVar[bool] = False
+    #: measures reported beyond MTEB's own at ``k_values`` (ir_measures names: the benchmark's official measures,
+    #: e.g. CRUMB's uncut RR), with per-query values, under their MTEB score keys from the measure registry
+    extra_measures: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -207,7 +213,11 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         for hf_subset, subset_scores in scores.items():
             subset_scores = self.count_judged_queries(dict(subset_scores), hf_subset, split)
             subset_scores.update(self.model_scores(model, hf_subset, split, encode_kwargs))
-            subset_scores["main_score"] = subset_scores[self.metadata.main_score]
+            main = self.metadata.main_score
+            if main not in subset_scores:  # a task that drops a score it cannot compute exactly must say why
+                raise RuntimeError(f"{self.metadata.name} ({hf_subset}, {split}): no main score {main!r}; scores "
+                                   f"computed: {sorted(k for k in subset_scores if k.startswith(main.split('_')[0]))}")
+            subset_scores["main_score"] = subset_scores[main]
             out[hf_subset] = subset_scores
         if self.per_query_file is not None:  # every split so far: the file is whole after each one
             write_per_query(self.per_query_file, self.metadata.name, model.mteb_model_meta, self.per_query_scores,
@@ -267,8 +277,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         """Keep the per-query value of every ad hoc score MTEB reports (MTEB keeps only rounded means): the means
         are then recomputed from them, exactly (:meth:`count_zero_score_queries`). Subclasses add their own
         measures here."""
-        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = mteb_adhoc_per_query(qrels, results,
-                                                                                         list(self.k_values))
+        self.per_query_scores.setdefault(hf_subset, {})[hf_split] = mteb_adhoc_per_query(
+            qrels, results, list(self.k_values), self.extra_measures)
         return {}
 
 

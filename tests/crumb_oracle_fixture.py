@@ -86,3 +86,55 @@ def fixed_run(passages: dict[str, list[str]], judged: dict[str, list[str]]) -> d
         run[qid] = {pid: round(rng.random() + (0.6 if title in favoured else 0.0), 1)
                     for title, pids in passages.items() for pid in pids}
     return run
+
+
+# -- documents with many passages: one search of the usual depth reaches almost no exact document -------------------
+SAGA = [f"Saga: Part {i}" for i in range(9)]  # 9 documents of 1,100 passages each, favoured by every query
+SINGLES = [f"Short {i:04d}" for i in range(2500)]  # 2,500 documents of one passage each
+LONG_QUERIES = {
+    "test": {"long-0": {"Saga: Part 3": 2.0, SINGLES[5]: 1.0, SINGLES[6]: 0.5, SINGLES[7]: 0.0},
+             "long-1": {SINGLES[100]: 3.0, SINGLES[1200]: 1.0, SINGLES[2400]: 2.0, "Saga: Part 0": 0.0},
+             "long-2": {SINGLES[42]: 1.0, MISSING: 2.0, "Saga: Part 8": 1.0}},
+    "validation": {"long-val-0": {SINGLES[9]: 1.0, "Saga: Part 1": 0.0}},
+}
+
+
+def write_long_documents_release(root: Path) -> dict[str, list[str]]:
+    """Write ``root/tip_of_the_tongue/...`` (MaxP) with 9 documents of 1,100 passages and 2,500 of one passage
+    (12,400 passages); returns document id → passage ids. A MaxP search of twice the average document's passages per
+    document wanted (9,885 of 12,400 for 1,000 documents) then holds only the 9 long documents, ties at every
+    score."""
+    folder = root / TASK
+    for sub in ("eval", "val"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    passages = {title: [f"{title}:{i}" for i in range(1100)] for title in SAGA}
+    passages |= {title: [f"{title}:0"] for title in SINGLES}
+    with (folder / "full_document_corpus.jsonl").open("w", encoding="utf-8") as f:
+        for title in passages:
+            f.write(json.dumps({"document_id": title, "document_content": f"# {title}", "parent_id": None,
+                                "metadata": "{}"}) + "\n")
+    with (folder / "passage_corpus.jsonl").open("w", encoding="utf-8") as f:
+        for title, pids in passages.items():
+            for pid in pids:
+                f.write(json.dumps({"document_id": pid, "document_content": f"Scene {pid}.", "parent_id": title,
+                                    "metadata": "{}"}) + "\n")
+    for split, sub in (("test", "eval"), ("validation", "val")):
+        with (folder / sub / "query_labels.jsonl").open("w", encoding="utf-8") as f:
+            for qid, labels in LONG_QUERIES[split].items():
+                full = [{"id": d, "label": v} for d, v in labels.items()]
+                f.write(json.dumps({
+                    "query_id": qid, "query_content": f"the long saga, number {qid}", "instruction": "Find it.",
+                    "passage_qrels": [{"id": passages[d["id"]][0], "label": d["label"]} for d in full
+                                      if d["id"] in passages],
+                    "passage_binary_qrels": [], "full_document_qrels": full, "use_max_p": True, "metadata": "{}",
+                }) + "\n")
+    return passages
+
+
+def long_documents_run(passages: dict[str, list[str]], queries: list[str]) -> dict[str, dict[str, float]]:
+    """Every passage scored for every query: the long documents' passages in [0.8, 0.9] (two decimals: 11 scores
+    shared by 9,900 passages), the short ones below 0.75 (three decimals, ties too)."""
+    rng = random.Random(11)
+    return {qid: {pid: round(0.8 + 0.1 * rng.random(), 2) if title in SAGA else round(0.75 * rng.random(), 3)
+                  for title, pids in passages.items() for pid in pids}
+            for qid in queries}

@@ -17,8 +17,10 @@ import pytest
 from ir_measures import P, R, nDCG
 from mteb.types import PromptType
 
+from complexir.benchmarks import CRUMB
 from complexir.errors import UpstreamFormatError
 from complexir.loading_scripts.crumb import build_crumb
+from complexir.metrics import parse_measure
 from complexir.reader import zero_score_queries
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"
@@ -277,13 +279,15 @@ def test_scores_equal_official_recipe(built: Path, reversed_model, tmp_path: Pat
         # the official crumb_eval: ir_measures over every judged query (a query missing from the run scores 0);
         # our means are exact (MTEB's own are rounded to 5 decimals)
         run = {q: run.get(q, {}) for q in graded} | {q: run.get(q, {}) for q in recall_qrels}
-        ndcg = ir_measures.calc_aggregate([nDCG @ 10], graded, run)[nDCG @ 10]
-        rec = ir_measures.calc_aggregate([R @ 100, R @ 1, P @ 1], recall_qrels, run)
-        assert scores[split]["ndcg_at_10"] == pytest.approx(ndcg, abs=1e-12), split
-        assert scores[split]["main_score"] == pytest.approx(ndcg, abs=1e-12)
-        assert scores[split]["recall_at_100"] == pytest.approx(rec[R @ 100], abs=1e-12), split
-        assert scores[split]["recall_at_1"] == pytest.approx(rec[R @ 1], abs=1e-12), split
-        assert scores[split]["precision_at_1"] == pytest.approx(rec[P @ 1], abs=1e-12), split
+        # crumb_eval's split: nDCG on the graded qrels, P, R and RR on the binary ones (the graded elsewhere);
+        # every one of its default measures, uncut RR included, beside a few of MTEB's own
+        official = {parse_measure(m).mteb_key: ir_measures.parse_measure(m) for m in CRUMB.official_measures}
+        official |= {"recall_at_1": R @ 1, "precision_at_1": P @ 1}
+        for key, measure in official.items():
+            qrels = graded if isinstance(measure, type(nDCG)) else recall_qrels
+            expected = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+            assert scores[split][key] == pytest.approx(expected, abs=1e-12), (split, key)
+        assert scores[split]["main_score"] == scores[split]["ndcg_at_10"]
     if binary:  # the 0.5-only query counts as 0 in nDCG and with its binary positive in recall
         assert scores["test"]["judged_queries"] == 3 and scores["test"]["judged_queries_without_positive"] == 1
 

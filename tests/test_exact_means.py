@@ -16,11 +16,12 @@ import pytest
 from crumb_oracle_fixture import TASK, fixed_run, write_release
 from mteb.models.model_meta import ModelMeta
 
+from complexir.benchmarks import CRUMB
 from complexir.loading_scripts.crumb import build_crumb
+from complexir.metrics import parse_measure
 
-# MTEB key → ir_measures measure, for the official crumb_eval measures MTEB reports
-REFERENCE = {"ndcg_at_10": "nDCG@10", "ndcg_at_5": "nDCG@5", "precision_at_10": "P@10", "precision_at_5": "P@5",
-             "recall_at_10": "R@10", "recall_at_100": "R@100", "recall_at_1000": "R@1000", "mrr_at_10": "RR@10"}
+# MTEB key → ir_measures measure: crumb_eval's default measures, keyed as the measure registry keys them
+OFFICIAL = {parse_measure(m).mteb_key: m for m in CRUMB.official_measures}
 
 
 class FixedRun:
@@ -28,12 +29,14 @@ class FixedRun:
 
     def __init__(self, runs: dict[str, dict[str, dict[str, float]]]):
         self.runs = runs
+        self.depths: dict[str, list[int]] = {}  # split → the depth of each search, in order
 
     def index(self, corpus, **kwargs) -> None:
         pass
 
     def search(self, queries, *, top_k, hf_split, **kwargs):
         run = self.runs[hf_split]
+        self.depths.setdefault(hf_split, []).append(top_k)
         return {q: dict(sorted(run[q].items(), key=lambda x: (x[1], x[0]), reverse=True)[:top_k])
                 for q in queries["id"]}
 
@@ -56,19 +59,20 @@ def oracle(tmp_path_factory):
     return root, passages, labels, runs
 
 
-def reference_scores(passages, qrels, run) -> dict[str, float]:
-    """ir_measures on the run collapsed by parent_id, ties broken as trec_eval does before it sees the run."""
+def reference_scores(passages, qrels, run, depth: int | None = None) -> dict[str, float]:
+    """ir_measures on the run collapsed by parent_id, ties broken as trec_eval does before it sees the run; with
+    ``depth``, its top ``depth`` documents (the run a search of that depth gives, as crumb_eval would read it)."""
     parent = {p: doc for doc, ps in passages.items() for p in ps}
     ranked = {}
     for q, scores in run.items():
         docs: dict[str, float] = {}
         for p, s in scores.items():
             docs[parent[p]] = max(s, docs.get(parent[p], -math.inf))
-        order = sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)
+        order = sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)[:depth]
         ranked[q] = {d: float(len(order) - i) for i, (d, _) in enumerate(order)}
-    measures = [ir_measures.parse_measure(m) for m in REFERENCE.values()]
+    measures = [ir_measures.parse_measure(m) for m in OFFICIAL.values()]
     means = ir_measures.calc_aggregate(measures, qrels, ranked)
-    return {key: means[ir_measures.parse_measure(m)] for key, m in REFERENCE.items()}
+    return {key: means[ir_measures.parse_measure(m)] for key, m in OFFICIAL.items()}
 
 
 def test_maxp_means_are_exact_and_equal_the_reference(oracle):
@@ -86,6 +90,7 @@ def test_maxp_means_are_exact_and_equal_the_reference(oracle):
         for key, values in per_query.items():
             assert len(values) == len(labels[split]), key
             assert scores[key] == math.fsum(values.values()) / len(values), key  # the exact mean, no rounding
+        assert set(OFFICIAL) <= set(per_query)  # every official measure, with its per-query values
         expected = reference_scores(passages, labels[split], runs[split])
         for key, value in expected.items():
             assert scores[key] == pytest.approx(value, abs=1e-12), (split, key)
@@ -106,36 +111,63 @@ def test_paper_retrieval_binary_per_query_scores_are_the_reported_means(tmp_path
     for split in ("test", "validation"):
         scores = result.scores[split][0]
         per_query = task.per_query_scores["default"][split]
-        assert {"ndcg_at_10", "recall_at_100", "mrr_at_10", "accuracy"} <= set(per_query)
+        assert {"ndcg_at_10", "recall_at_100", "mrr_at_10", "mrr", "accuracy"} | set(OFFICIAL) <= set(per_query)
         for key, values in per_query.items():
             assert scores[key] == math.fsum(values.values()) / len(values), (split, key)
     test = result.scores["test"][0]
     # doris-mae-63 has a binary positive but no graded one: in recall's population, a zero in nDCG's
     assert len(task.per_query_scores["default"]["test"]["ndcg_at_10"]) == test["judged_queries"] == 3
-    assert len(task.per_query_scores["default"]["test"]["recall_at_100"]) == test["binary_judged_queries"]
+    for key in ("recall_at_100", "precision_at_5", "mrr", "mrr_at_10"):  # on the binary qrels, uncut RR too
+        assert len(task.per_query_scores["default"]["test"][key]) == test["binary_judged_queries"], key
 
 
-def test_maxp_reports_only_cutoffs_that_are_exact(oracle, monkeypatch):
-    """A passage search shallower than the corpus (here 150 of 928 passages, documents of up to 30 passages): the
-    collapsed ranking is exact only down to the documents scoring above the last passage kept. Deeper cutoffs are
-    not reported; every reported one equals the reference on the full run."""
+def test_maxp_searches_deep_enough_for_every_cutoff(tmp_path):
+    """Documents of 1,100 passages: the first MaxP passage search (9,885 of 12,400 passages) holds only the 9 long
+    documents, fewer than 10 of them exact (the old code dropped nDCG@10, the main score, here). The task searches
+    again, deeper, until every query's top 1,000 documents are exact, and reports every cutoff and every official
+    measure, equal to the reference: the whole run collapsed, its top 1,000 documents."""
+    from crumb_oracle_fixture import LONG_QUERIES, long_documents_run, write_long_documents_release
+
     from complexir.tasks import TASKS_BY_NAME, crumb
 
+    passages = write_long_documents_release(tmp_path / "release")
+    build_crumb(tmp_path / "release", tmp_path / "data" / "crumb", subsets=[TASK], progress=False)
+    runs = {split: long_documents_run(passages, list(qrels)) for split, qrels in LONG_QUERIES.items()}
+    model = FixedRun(runs)
+    task = TASKS_BY_NAME["CRUMBTipOfTheTongue"]().filter_eval_splits(["test", "validation"])
+    task.data_dir = tmp_path / "data"
+    result = mteb.evaluate(model, [task], overwrite_strategy="always", cache=None).task_results[0]
+    corpus_size = sum(map(len, passages.values()))
+    parents = {p: doc for doc, ps in passages.items() for p in ps}
+    first, *later = model.depths["test"]
+    assert first == 9885 and later == [corpus_size]  # searched again, to the whole corpus
+    first_run = {q: dict(sorted(run.items(), key=lambda x: (x[1], x[0]), reverse=True)[:first])
+                 for q, run in runs["test"].items()}
+    assert all(crumb.maxp_exact_documents(r, parents, first, corpus_size) < 10 for r in first_run.values())
+    for split, qrels in LONG_QUERIES.items():
+        scores = result.scores[split][0]
+        labels = {q: {d: int(v) for d, v in docs.items()} for q, docs in qrels.items()}
+        assert scores["maxp_passages_searched"] == corpus_size
+        assert scores["main_score"] == scores["ndcg_at_10"]
+        assert set(OFFICIAL) <= set(scores) and set(OFFICIAL) <= set(task.per_query_scores["default"][split])
+        for key, values in task.per_query_scores["default"][split].items():
+            assert scores[key] == math.fsum(values.values()) / len(values), (split, key)
+        expected = reference_scores(passages, labels, runs[split], depth=1000)
+        for key, value in expected.items():
+            assert scores[key] == pytest.approx(value, abs=1e-12), (split, key)
+    assert 0 < result.scores["test"][0]["recall_at_1000"] < 1  # a relevant short document below rank 1,000
+
+
+def test_missing_main_score_is_named(oracle, monkeypatch):
+    """A task whose main score is missing from its scores fails naming the task, subset, split and score (never a
+    bare KeyError)."""
+    from complexir.tasks import TASKS_BY_NAME
+
     root, passages, labels, runs = oracle
-    monkeypatch.setattr(crumb, "MAXP_DOCS", 5)
     task = TASKS_BY_NAME["CRUMBTipOfTheTongue"]()
-    task._top_k = 50  # search depth max(50, 5 x 30) = 150 passages
     task.data_dir = root / "data"
-    scores = mteb.evaluate(FixedRun(runs), [task], overwrite_strategy="always", cache=None).task_results[0]
-    scores = scores.scores["test"][0]
-    cutoff = scores["maxp_exact_cutoff"]
-    assert 5 <= cutoff < 100
-    reported = {int(m.group(1)) for key in scores if (m := crumb.CUTOFF.search(key))}
-    assert reported and max(reported) <= cutoff
-    assert "recall_at_100" not in scores and "recall_at_1000" not in scores
-    assert all(max(int(m.group(1)) for m in [crumb.CUTOFF.search(k)] if m) <= cutoff
-               for k in task.per_query_scores["default"]["test"] if crumb.CUTOFF.search(k))
-    expected = reference_scores(passages, labels["test"], runs["test"])
-    for key, value in expected.items():
-        if int(crumb.CUTOFF.search(key).group(1)) <= cutoff:
-            assert scores[key] == pytest.approx(value, abs=1e-12), key
+    counted = type(task).count_judged_queries
+    monkeypatch.setattr(type(task), "count_judged_queries", lambda self, scores, hf_subset, split: {
+        k: v for k, v in counted(self, scores, hf_subset, split).items() if k != "ndcg_at_10"})
+    with pytest.raises(RuntimeError, match=r"CRUMBTipOfTheTongue \(default, test\): no main score 'ndcg_at_10'"):
+        mteb.evaluate(FixedRun(runs), [task], overwrite_strategy="always", cache=None)

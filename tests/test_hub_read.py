@@ -111,3 +111,37 @@ def test_every_task_reads_the_hub_online_then_offline(hub, demo_repos, tmp_path)
     assert reranks and all(online[n][s][sp]["top_ranked"] for n in reranks for s in online[n] for sp in online[n][s])
     assert online == local
     assert offline == online
+
+
+def test_complexir_run_from_the_hub_records_the_commit(hub, demo_repos, tmp_path):
+    """``complexir run --data-dir hub`` names the data it scored by the commit the repo's ``main`` resolved to, in
+    MTEB's result JSON (``dataset_revision``), the per-query files and the printed table; offline, from the cache,
+    the same commit, with the Hub not asked."""
+    from hub_server import run_cli
+
+    home = tmp_path / "hf"
+    commit = demo_repos["crumb"]
+    assert len(commit) == 40 and commit == hub.repo("dataset", "complexir/crumb").commits[-1].sha
+    tasks = ("CRUMBLegalQA", "CRUMBClinicalTrial")
+
+    def run(output: Path, offline: bool) -> str:
+        args = ["run", "--data-dir", "hub", "--output", str(output)]
+        for task in tasks:
+            args += ["--task", task]
+        result = run_cli(args, client_env(hub, home, offline=offline))
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        return result.stdout
+
+    online = run(tmp_path / "online", offline=False)
+    seen = len(hub.state.requests)
+    offline = run(tmp_path / "offline", offline=True)
+    assert hub.state.requests[seen:] == []
+    for output, printed in ((tmp_path / "online", online), (tmp_path / "offline", offline)):
+        assert f"data: CRUMB: Hub dataset complexir/crumb at commit {commit}" in printed
+        assert "DEMO DATA" not in printed
+        for task in tasks:
+            result = json.loads(next((output / "results").rglob(f"{task}.json")).read_text())
+            per_query = json.loads(next((output / "per_query").rglob(f"{task}.json")).read_text())
+            assert result["dataset_revision"] == commit, task
+            assert per_query["data"] == {"kind": "hub", "name": "complexir/crumb", "version": commit,
+                                         "revision": commit}, task

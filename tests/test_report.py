@@ -269,3 +269,32 @@ def test_run_never_overwrites_results_of_other_data(two_runs, tiny, tmp_path):
     path.write_text(json.dumps(result))
     with pytest.raises(FileExistsError, match="holds results of other data"):
         check_no_other_data(copy, meta, task)
+
+
+def test_crumb_report_tests_every_official_measure(tmp_path):
+    """CRUMB's report shows crumb_eval's default measures, labelled by the measure registry, and tests each on the
+    per-query values `complexir run` keeps (uncut RR included), over every judged query: paper_retrieval's P, R and RR
+    over the queries of its binary qrels."""
+    from complexir.benchmarks import CRUMB
+    from complexir.cli.main import main
+    from complexir.loading_scripts.crumb import build_crumb
+    from complexir.metrics import parse_measure
+
+    build_crumb(Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream", tmp_path / "data" / "crumb",
+                subsets=["paper_retrieval"], progress=False)
+    for label, extra in (("full", []), ("short", ["--max-seq-length", "8", "--model-name", "short"])):
+        assert main(["run", "--task", "CRUMBPaperRetrieval", "--data-dir", str(tmp_path / "data"),
+                     "--output", str(tmp_path / label), *extra]) == 0
+    assert main(["report", str(tmp_path / "full"), "--baseline", str(tmp_path / "short"),
+                 "--out", str(tmp_path / "report")]) == 0
+    official = [parse_measure(m) for m in CRUMB.official_measures]
+    significance = json.loads((tmp_path / "report" / "complexir_report" / "significance.json").read_text())
+    tested = {t["metric"]: t["n"] for t in significance["tests"] if t["task"] == "CRUMBPaperRetrieval"}
+    result = json.loads(next((tmp_path / "full" / "results").rglob("CRUMBPaperRetrieval.json")).read_text())
+    scores = result["scores"]["test"][0]
+    for measure in official:
+        binary = measure.family in ("P", "R", "RR")
+        assert tested[measure.mteb_key] == scores["binary_judged_queries" if binary else "judged_queries"], measure
+    header = next(line for line in (tmp_path / "report" / "complexir_report" / "report.md").read_text().splitlines()
+                  if line.startswith("| Task"))
+    assert all(f" {m.label} |" in header for m in official)  # nDCG@5, P@5, MRR (uncut), MRR@10, ...

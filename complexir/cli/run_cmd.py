@@ -19,7 +19,7 @@ from typing import Any
 from complexir.cli.engine_options import add_engine_arguments, build_search
 from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
-from complexir.tables import fmt_score
+from complexir.tables import fmt_score, metric_label
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
             body.append([r["benchmark"], r["task"], "-", "-", f"FAILED: {r['failed']}", *("-" for _ in shown), "-"])
             continue
         s = r["scores"]
-        main = f"{r['main_name']}={fmt_score(s.get('main_score'))}"
+        main = f"{metric_label(r['main_name'])}={fmt_score(s.get('main_score'))}"  # label from the registry
         dps = r["docs_per_second"]
         body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
                      *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown),
