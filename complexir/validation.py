@@ -1,7 +1,8 @@
 """Check that a folder is a valid benchmark in the standard layout, reading only the columns it needs.
 
 Used by the writer before it renames a build into place, and by ``complexir validate`` on any folder
-(a downloaded Hub repo included).
+(a downloaded Hub repo included). This module reads the files and checks their schemas; the rules over rows
+taken together are ``integrity``'s, the same the writer applies while it writes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pyarrow.parquet as pq
 from .card import MISSING_DOCUMENTS_KEY, read_front_matter
 from .errors import LayoutError
 from .folder import BenchmarkFolder
+from .integrity import DocumentIds, Place, SplitIntegrity, check_declared_missing, check_grade
 from .schema import CORPUS, NUGGETS, QRELS, QUERIES, REQUIRED, TOP_RANKED
 
 
@@ -56,9 +58,9 @@ def _read_every_row(path: Path) -> None:
         raise LayoutError(f"{path}: unreadable after row {rows} ({error})") from error
 
 
-def _rows(paths: list[Path], columns: list[str]) -> Iterator[tuple[Path, int, tuple[Any, ...]]]:
-    """(file, row number in that file, values of ``columns``) over every file of a config split, one file
-    in memory at a time. Required columns must not be null: a null id or grade is refused here."""
+def _rows(paths: list[Path], columns: list[str]) -> Iterator[tuple[Place, tuple[Any, ...]]]:
+    """(place, values of ``columns``) over every row of every file of a config split, one file in memory at a
+    time. Required columns must not be null: a null id or grade is refused here."""
     for path in paths:
         try:
             table = pq.read_table(path, columns=columns)
@@ -66,43 +68,28 @@ def _rows(paths: list[Path], columns: list[str]) -> Iterator[tuple[Path, int, tu
             raise LayoutError(f"{path}: not a readable parquet file ({error})") from error
         values = [table.column(name).to_pylist() for name in columns]
         for i, row in enumerate(zip(*values, strict=True), 1):
+            place = Place(str(path), i, path.name)
             for name, value in zip(columns, row, strict=True):
                 if value is None:
-                    raise LayoutError(f"{path}, row {i}: column {name!r} is null")
-            yield path, i, row
+                    raise LayoutError(f"{place}: column {name!r} is null")
+            yield place, row
 
 
-def _unique_ids(paths: list[Path]) -> set[str]:
-    seen: dict[str, tuple[Path, int]] = {}
-    for path, i, (v,) in _rows(paths, ["id"]):
-        if v in seen:
-            first = seen[v]
-            raise LayoutError(f"{path}, row {i}: duplicate id {v!r} (first at {first[0].name}, row {first[1]})")
-        seen[v] = (path, i)
-    return set(seen)
+def _document_ids(paths: list[Path]) -> DocumentIds:
+    """The corpus ids, each once (the first place of a duplicate is found by reading the files again)."""
+    def locate(doc_id: str) -> Place:
+        return next(place for place, (v,) in _rows(paths, ["id"]) if v == doc_id)
 
-
-def _check_reference(path: Path, row: int, value: str, known: set[str], column: str) -> None:
-    if value not in known:
-        raise LayoutError(f"{path}, row {row}: {column} {value!r} does not exist")
+    ids = DocumentIds(locate)
+    for place, (v,) in _rows(paths, ["id"]):
+        ids.add(v, place)
+    return ids
 
 
 def _declared_missing(folder: Path) -> dict[str, dict[str, dict[str, int]]]:
     """The card's count of judgments on documents missing from the corpus: subset → split → {qrels, nugget_support}."""
     meta = read_front_matter(folder / "README.md").get("complexir") or {}
     return meta.get(MISSING_DOCUMENTS_KEY) or {}
-
-
-def _check_missing_count(path: Path, kind: str, found: list[tuple[Path, int, str]], declared: int) -> None:
-    """Judgments on documents the corpus lacks are allowed, exactly as many as the card declares."""
-    if len(found) == declared:
-        return
-    if len(found) > declared:
-        where, row, did = found[declared]
-        raise LayoutError(f"{where}, row {row}: {kind} corpus-id {did!r} does not exist in the corpus, and the card "
-                          f"declares {declared} such judgment(s) for this split ({len(found)} found)")
-    raise LayoutError(f"{path}: the card declares {declared} {kind} judgment(s) on documents missing from the corpus, "
-                      f"{len(found)} found")
 
 
 def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, dict[str, Any]]:
@@ -141,64 +128,36 @@ def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, 
                 if split not in kinds[QUERIES]:
                     raise LayoutError(f"{folder}: subset {name!r} has {kind} but no queries for split {split!r}")
         corpus_paths = [p for ps in kinds[CORPUS].values() for p in ps]
-        doc_ids = _unique_ids(corpus_paths)
+        doc_ids = _document_ids(corpus_paths)
         counts: dict[str, Any] = {"documents": len(doc_ids), "splits": {}}
         for split, qpaths in kinds.get(QUERIES, {}).items():
-            query_ids = _unique_ids(qpaths)
             if split not in kinds[QRELS]:
                 raise LayoutError(f"{folder}: subset {name!r} has queries but no qrels for split {split!r}")
-            pairs: dict[tuple[str, str], tuple[Path, int]] = {}
-            positive: set[str] = set()
-            declared = declared_missing.get(name, {}).get(split, {})
-            missing_docs: list[tuple[Path, int, str]] = []
-            for path, i, (qid, did, score) in _rows(kinds[QRELS][split], ["query-id", "corpus-id", "score"]):
-                _check_reference(path, i, qid, query_ids, "query-id")
-                if did not in doc_ids:
-                    missing_docs.append((path, i, did))
-                if score < 0:
-                    raise LayoutError(f"{path}, row {i}: negative score {score}")
-                if (qid, did) in pairs:
-                    first = pairs[qid, did]
-                    raise LayoutError(f"{path}, row {i}: duplicate judgment for query {qid!r} and document {did!r} "
-                                      f"(first at {first[0].name}, row {first[1]})")
-                pairs[qid, did] = (path, i)
-                if score > 0:
-                    positive.add(qid)
-            missing = query_ids - positive
-            if missing:
-                raise LayoutError(
-                    f"{qpaths[0]}: {len(missing)} queries have no positive qrel, e.g. {sorted(missing)[:3]}"
-                )
-            _check_missing_count(kinds[QRELS][split][0], "qrels", missing_docs, declared.get("qrels", 0))
-            split_counts = {"queries": len(query_ids), "qrels": len(pairs), "nuggets": 0,
-                            "missing_document_qrels": len(missing_docs), "missing_document_support": 0}
-            if NUGGETS in kinds and split in kinds[NUGGETS]:
-                nugget_keys: set[tuple[str, str]] = set()
-                missing_support: list[tuple[Path, int, str]] = []
-                for path, i, (qid, nid, support) in _rows(kinds[NUGGETS][split], ["query-id", "nugget-id", "support"]):
-                    _check_reference(path, i, qid, query_ids, "query-id")
-                    if (qid, nid) in nugget_keys:
-                        raise LayoutError(f"{path}, row {i}: duplicate nugget {nid!r} for query {qid!r}")
-                    nugget_keys.add((qid, nid))
-                    supported: set[str] = set()
-                    for entry in support:
-                        did = entry["corpus-id"]
-                        if did not in doc_ids:
-                            missing_support.append((path, i, did))
-                        if did in supported:
-                            raise LayoutError(f"{path}, row {i}: document {did!r} twice in the support of nugget "
-                                              f"{nid!r}")
-                        supported.add(did)
-                _check_missing_count(kinds[NUGGETS][split][0], "nugget support", missing_support,
-                                     declared.get("nugget_support", 0))
-                split_counts["nuggets"] = len(nugget_keys)
-                split_counts["missing_document_support"] = len(missing_support)
+            rules = SplitIntegrity(name, doc_ids)
+            for place, (qid,) in _rows(qpaths, ["id"]):
+                rules.query(qid, place)
+            for place, (qid, did, score) in _rows(kinds[QRELS][split], ["query-id", "corpus-id", "score"]):
+                rules.judgment(qid, did, check_grade(score, f"{place}, column 'score'"), place)
+            has_nuggets = NUGGETS in kinds and split in kinds[NUGGETS]
+            for place, (qid, nid, support) in _rows(kinds[NUGGETS][split] if has_nuggets else [],
+                                                   ["query-id", "nugget-id", "support"]):
+                for j, entry in enumerate(support, 1):
+                    check_grade(entry["score"], f"{place}, support {j}, 'score'")
+                rules.nugget(qid, nid, [entry["corpus-id"] for entry in support], place)
             if TOP_RANKED in kinds and split in kinds[TOP_RANKED]:
-                for path, i, (qid, ranked) in _rows(kinds[TOP_RANKED][split], ["query-id", "corpus-ids"]):
-                    _check_reference(path, i, qid, query_ids, "query-id")
-                    for did in ranked:
-                        _check_reference(path, i, did, doc_ids, "corpus-ids")
-            counts["splits"][split] = split_counts
+                for place, (qid, ranked) in _rows(kinds[TOP_RANKED][split], ["query-id", "corpus-ids"]):
+                    rules.ranked_list(qid, ranked, place)
+            rules.require_positive(qpaths[0])
+            missing_qrels, missing_support = rules.missing_documents()
+            declared = declared_missing.get(name, {}).get(split, {})
+            check_declared_missing(missing_qrels, declared.get("qrels", 0), "qrels", name, split,
+                                   kinds[QRELS][split][0])
+            if has_nuggets:
+                check_declared_missing(missing_support, declared.get("nugget_support", 0), "nugget support", name,
+                                       split, kinds[NUGGETS][split][0])
+            counts["splits"][split] = {
+                "queries": len(rules.queries), "qrels": len(rules.judgments), "nuggets": len(rules.nuggets),
+                "missing_document_qrels": len(missing_qrels), "missing_document_support": len(missing_support)}
         report[name] = counts
     if not any(counts["splits"] for counts in report.values()):
         raise LayoutError(f"{folder}: no subset has queries and qrels: nothing to evaluate")

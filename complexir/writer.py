@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 from . import card as cards
 from .atomic import OLD, raise_on_sigterm, remove_tree, replace_folder, restore_sigterm, sibling, signals_deferred
 from .errors import LayoutError, OutputFolderError
+from .integrity import DocumentIds, Place, SplitIntegrity, check_grade, count_by_query
 from .schema import (
     CORPUS,
     NUGGETS,
@@ -59,19 +60,6 @@ def _expect_str(value: Any, what: str, *, empty_ok: bool = False) -> str:
     if not empty_ok and not value:
         raise LayoutError(f"{what}: expected a non-empty string")
     return value
-
-
-def _expect_grade(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise LayoutError(f"{what}: expected an integer grade, got {type(value).__name__} {value!r:.60}")
-    if value < 0:
-        raise LayoutError(f"{what}: expected a grade >= 0, got {value}")
-    if value > MAX_GRADE:
-        raise LayoutError(f"{what}: grade {value} is larger than the layout's int32 score column holds ({MAX_GRADE})")
-    return int(value)
-
-
-MAX_GRADE = 2**31 - 1  # the schema's score columns are int32
 
 
 def _expect_row(row: Any, what: str) -> Row:
@@ -115,7 +103,7 @@ def _digest(paths: list[Path]) -> str:
 
 class _SubsetStats:
     def __init__(self) -> None:
-        self.doc_ids: set[str] | None = None
+        self.doc_ids: DocumentIds | None = None
         self.words = array("I")
         self.splits: dict[str, dict[str, int]] = {}
         self.zero_score_queries: dict[str, list[str]] = {}  # split -> judged query ids with no positive qrel
@@ -240,8 +228,6 @@ class BenchmarkWriter:
         stats = self._subset(subset)
         if stats.doc_ids is not None:
             raise LayoutError(f"subset {subset!r}: the corpus was already written")
-        ids: set[str] = set()
-        stats.doc_ids = ids
         where = f"corpus of subset {subset!r}"
         columns: list[str] | None = None
         schema: pa.Schema | None = None
@@ -263,6 +249,24 @@ class BenchmarkWriter:
             in_shard += len(batch)
             batch.clear()
 
+        def locate(doc_id: str) -> Place:
+            """The first row of ``doc_id``: everything so far is flushed and closed, then read back shard by shard
+            (rows are written in the order given, so a shard's row i is the input row before it plus i)."""
+            nonlocal writer
+            flush()
+            if writer is not None:
+                writer.close()
+                writer = None
+            before = 0
+            for k in range(shard + 1):
+                ids = pq.read_table(self._path(subset, CORPUS, "", k), columns=["id"]).column("id").to_pylist()
+                if doc_id in ids:
+                    return Place(where, before + ids.index(doc_id) + 1)
+                before += len(ids)
+            raise AssertionError(f"{doc_id!r} was seen but is in no shard")  # the id set and the shards disagree
+
+        ids = DocumentIds(locate)
+        stats.doc_ids = ids
         try:
             for row in tqdm(rows, total=total, desc=f"writing corpus {subset or ''}".strip(), unit="doc",
                             disable=not self.progress, mininterval=1.0):
@@ -281,9 +285,7 @@ class BenchmarkWriter:
                 unknown = set(row) - expected
                 if unknown:
                     raise LayoutError(f"{what}: columns {sorted(unknown)} not in the first row's {sorted(expected)}")
-                if doc_id in ids:
-                    raise LayoutError(f"{what}: duplicate document id {doc_id!r}")
-                ids.add(doc_id)
+                ids.add(doc_id, Place(where, n))
                 stats.words.append(len(text.split()))
                 out = dict(row)
                 if out.get("title") is None:
@@ -312,7 +314,10 @@ class BenchmarkWriter:
         nuggets: Sequence[Row] | None = None,
         top_ranked: Sequence[Row] | None = None,
     ) -> dict[str, int]:
-        """Validate and write one split; queries without a positive qrel are dropped and counted."""
+        """Validate and write one split; queries without a positive qrel are dropped and counted.
+
+        This method checks each value's type; the rules over rows taken together are ``integrity``'s, the
+        same the validator applies to a folder."""
         stats = self._subset(subset)
         check_name(split, "split")
         if stats.doc_ids is None:
@@ -320,89 +325,59 @@ class BenchmarkWriter:
         if split in stats.splits:
             raise LayoutError(f"subset {subset!r}: split {split!r} written twice")
         where = f"subset {subset!r}, split {split!r}"
-        docs = stats.doc_ids
+        rules = SplitIntegrity(subset or UNNAMED_SUBSET, stats.doc_ids)
 
-        query_ids: dict[str, int] = {}
         for i, row in enumerate(queries, 1):
-            what = f"{where}, queries row {i}"
-            qid = _expect_str(_expect_row(row, what).get("id"), f"{what}, column 'id'")
-            _expect_str(row.get("text"), f"{what} (id {qid!r}), column 'text'")
-            _string_columns(row, ("id", "text"), f"{what} (id {qid!r})")
-            if qid in query_ids:
-                raise LayoutError(f"{what}: duplicate query id {qid!r} (first at row {query_ids[qid]})")
-            query_ids[qid] = i
+            place = Place(f"{where}, queries", i)
+            qid = _expect_str(_expect_row(row, str(place)).get("id"), f"{place}, column 'id'")
+            _expect_str(row.get("text"), f"{place} (id {qid!r}), column 'text'")
+            _string_columns(row, ("id", "text"), f"{place} (id {qid!r})")
+            rules.query(qid, place)
 
-        seen_pairs: set[tuple[str, str]] = set()
-        positive: set[str] = set()
-        judged: set[str] = set()
         for i, row in enumerate(qrels, 1):
-            what = f"{where}, qrels row {i}"
-            qid = _expect_str(_expect_row(row, what).get("query-id"), f"{what}, column 'query-id'")
-            did = _expect_str(row.get("corpus-id"), f"{what}, column 'corpus-id'")
-            score = _expect_grade(row.get("score"), f"{what}, column 'score'")
-            _string_columns(row, ("query-id", "corpus-id", "score"), what)
-            if qid not in query_ids:
-                raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
-            # A judgment on a document the corpus lacks is kept: trec_eval counts that document as relevant and
-            # never retrieved (recall's denominator, the ideal DCG). It is counted in the card and the validator.
-            if (qid, did) in seen_pairs:
-                raise LayoutError(f"{what}: duplicate judgment for query {qid!r} and document {did!r}")
-            seen_pairs.add((qid, did))
-            judged.add(qid)
-            if score > 0:
-                positive.add(qid)
+            place = Place(f"{where}, qrels", i)
+            qid = _expect_str(_expect_row(row, str(place)).get("query-id"), f"{place}, column 'query-id'")
+            did = _expect_str(row.get("corpus-id"), f"{place}, column 'corpus-id'")
+            score = check_grade(row.get("score"), f"{place}, column 'score'")
+            _string_columns(row, ("query-id", "corpus-id", "score"), str(place))
+            rules.judgment(qid, did, score, place)
 
-        nugget_keys: set[tuple[str, str]] = set()
         for i, row in enumerate(nuggets or (), 1):
-            what = f"{where}, nuggets row {i}"
-            qid = _expect_str(_expect_row(row, what).get("query-id"), f"{what}, column 'query-id'")
-            nid = _expect_str(row.get("nugget-id"), f"{what}, column 'nugget-id'")
-            _expect_str(row.get("text"), f"{what}, column 'text'", empty_ok=True)
-            _string_columns(row, ("query-id", "nugget-id", "text", "weight", "support"), what)
+            place = Place(f"{where}, nuggets", i)
+            qid = _expect_str(_expect_row(row, str(place)).get("query-id"), f"{place}, column 'query-id'")
+            nid = _expect_str(row.get("nugget-id"), f"{place}, column 'nugget-id'")
+            _expect_str(row.get("text"), f"{place}, column 'text'", empty_ok=True)
+            _string_columns(row, ("query-id", "nugget-id", "text", "weight", "support"), str(place))
             weight = row.get("weight", 1.0)
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
-                raise LayoutError(f"{what}: column 'weight' must be a finite number, got {weight!r}")
+                raise LayoutError(f"{place}: column 'weight' must be a finite number, got {weight!r}")
             if weight < 0:
-                raise LayoutError(f"{what}: column 'weight' must be >= 0, got {weight!r}")
-            if qid not in query_ids:
-                raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
-            if (qid, nid) in nugget_keys:
-                raise LayoutError(f"{what}: duplicate nugget {nid!r} for query {qid!r}")
-            nugget_keys.add((qid, nid))
-            supported: dict[str, int] = {}
-            for j, sup in enumerate(_expect_list(row.get("support"), f"{what}, column 'support'"), 1):
+                raise LayoutError(f"{place}: column 'weight' must be >= 0, got {weight!r}")
+            support: list[str] = []
+            for j, sup in enumerate(_expect_list(row.get("support"), f"{place}, column 'support'"), 1):
                 if not isinstance(sup, Mapping):
-                    raise LayoutError(f"{what}, support {j}: expected a mapping {{'corpus-id', 'score'}}, "
+                    raise LayoutError(f"{place}, support {j}: expected a mapping {{'corpus-id', 'score'}}, "
                                       f"got {type(sup).__name__} {sup!r:.60}")
-                sdid = _expect_str(sup.get("corpus-id"), f"{what}, support {j}, 'corpus-id'")
-                _expect_grade(sup.get("score"), f"{what}, support {j}, 'score'")
-                # Two grades for one document: a reader keeps one of them silently, so refuse here.
-                if sdid in supported:
-                    raise LayoutError(f"{what}, support {j}: document {sdid!r} listed twice for nugget {nid!r} "
-                                      f"(first at support {supported[sdid]})")
-                supported[sdid] = j
+                support.append(_expect_str(sup.get("corpus-id"), f"{place}, support {j}, 'corpus-id'"))
+                check_grade(sup.get("score"), f"{place}, support {j}, 'score'")
+            rules.nugget(qid, nid, support, place)
 
-        ranked: dict[str, int] = {}
         for i, row in enumerate(top_ranked or (), 1):
-            what = f"{where}, top_ranked row {i}"
-            qid = _expect_str(_expect_row(row, what).get("query-id"), f"{what}, column 'query-id'")
-            _string_columns(row, ("query-id", "corpus-ids"), what)
-            if qid not in query_ids:
-                raise LayoutError(f"{what}: query-id {qid!r} is not a query of this split")
-            if qid in ranked:
-                raise LayoutError(f"{what}: duplicate query-id {qid!r} (first at row {ranked[qid]})")
-            ranked[qid] = i
-            for did in _expect_list(row.get("corpus-ids"), f"{what}, column 'corpus-ids'"):
-                if _expect_str(did, f"{what}, corpus-ids") not in docs:
-                    raise LayoutError(f"{what}: corpus-id {did!r} is not in the corpus of subset {subset!r}")
+            place = Place(f"{where}, top_ranked", i)
+            qid = _expect_str(_expect_row(row, str(place)).get("query-id"), f"{place}, column 'query-id'")
+            _string_columns(row, ("query-id", "corpus-ids"), str(place))
+            ranked = [_expect_str(did, f"{place}, corpus-ids")
+                      for did in _expect_list(row.get("corpus-ids"), f"{place}, column 'corpus-ids'")]
+            rules.ranked_list(qid, ranked, place)
 
-        dropped = [qid for qid in query_ids if qid not in positive]
+        missing_qrels, missing_support = rules.missing_documents()
+        dropped = rules.without_positive()
         if dropped:
             logger.warning("%s: dropping %d queries with no positive qrel (e.g. %r)", where, len(dropped), dropped[:3])
         # Judged queries without a relevant document still belong to the evaluated population: trec_eval and
         # ndeval average them in with score 0. The card records their ids so the tasks can do the same.
-        stats.zero_score_queries[split] = [qid for qid in dropped if qid in judged]
-        keep = set(query_ids) - set(dropped)
+        stats.zero_score_queries[split] = [qid for qid in dropped if qid in rules.judged]
+        keep = set(rules.queries.first) - set(dropped)
         if not keep:
             raise LayoutError(f"{where}: no query has a positive qrel")
 
@@ -434,9 +409,8 @@ class BenchmarkWriter:
             "dropped_queries": len(dropped),
             "judged_without_positive": len(stats.zero_score_queries[split]),
             # judgments kept on documents the corpus lacks (ndeval/trec_eval count them as never retrieved)
-            "missing_document_qrels": sum(1 for r in tables[QRELS] if r["corpus-id"] not in docs),
-            "missing_document_support": sum(1 for r in tables.get(NUGGETS, []) for sup in r["support"]
-                                            if sup["corpus-id"] not in docs),
+            "missing_document_qrels": count_by_query(missing_qrels, keep),
+            "missing_document_support": count_by_query(missing_support, keep),
         }
         if counts["missing_document_qrels"] or counts["missing_document_support"]:
             logger.warning("%s: keeping %d judgments and %d nugget supports on documents missing from the corpus",

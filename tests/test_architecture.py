@@ -101,8 +101,8 @@ def test_foundation_never_imports_the_face() -> None:
     graph = _import_graph(modules)
     face = ("complexir.cli", "complexir.report", "complexir.push", "complexir.mteb_hook", "complexir.charts",
             "complexir.tasks", "complexir.loading_scripts")
-    foundation = ["complexir.benchmarks", "complexir.data_source", "complexir.schema", "complexir.card",
-                  "complexir.writer", "complexir.reader", "complexir.validation", "complexir.trec_io",
+    foundation = ["complexir.benchmarks", "complexir.data_source", "complexir.schema", "complexir.integrity",
+                  "complexir.card", "complexir.writer", "complexir.reader", "complexir.validation", "complexir.trec_io",
                   "complexir.errors", "complexir.upstream", "complexir.models", "complexir.results",
                   "complexir.long_docs", MTEB_INTERNALS]
     for name in foundation:

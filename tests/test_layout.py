@@ -173,26 +173,31 @@ def test_corpus_is_sharded_with_bounded_batches(tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"docs": [*DOCS, {"id": "d1", "text": "again"}]}, "duplicate document id 'd1'"),
+        ({"docs": [*DOCS, {"id": "d1", "text": "again"}]},
+         "corpus of subset 'drugs', row 4: duplicate document id 'd1' (first at row 1)"),
         ({"docs": [{"id": 7, "text": "integer id"}]}, "column 'id': expected a string, got int"),
         ({"docs": [{"id": "d1", "text": None}]}, "column 'text': expected a string, got NoneType"),
         ({"docs": [{"id": "d1", "text": "x", "metadata": {"a": 1}}]}, "column 'metadata' must be a string"),
-        ({"queries": [*QUERIES, {"id": "q1", "text": "again"}]}, "duplicate query id 'q1'"),
-        ({"qrels": [*QRELS, {"query-id": "q9", "corpus-id": "d1", "score": 1}]}, "query-id 'q9' is not a query"),
-        ({"qrels": [*QRELS, {"query-id": "q1", "corpus-id": "d1", "score": 1}]}, "duplicate judgment"),
+        ({"queries": [*QUERIES, {"id": "q1", "text": "again"}]},
+         "queries, row 4: duplicate query id 'q1' (first at row 1)"),
+        ({"qrels": [*QRELS, {"query-id": "q9", "corpus-id": "d1", "score": 1}]},
+         "qrels, row 5: query-id 'q9' is not a query of this split"),
+        ({"qrels": [*QRELS, {"query-id": "q1", "corpus-id": "d1", "score": 1}]},
+         "qrels, row 5: duplicate judgment for query 'q1' and document 'd1' (first at row 1)"),
         ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": 0.5}]}, "expected an integer grade, got float"),
         ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": "1"}]}, "expected an integer grade, got str"),
         ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": -1}]}, "expected a grade >= 0"),
         ({"qrels": [{"query-id": "q1", "corpus-id": "d1", "score": 0}]}, "no query has a positive qrel"),
-        ({"nuggets": [{"query-id": "q7", "nugget-id": "1", "text": "x"}]}, "query-id 'q7' is not a query"),
-        ({"nuggets": [NUGGETS[0], NUGGETS[0]]}, "duplicate nugget '1'"),
+        ({"nuggets": [{"query-id": "q7", "nugget-id": "1", "text": "x"}]},
+         "nuggets, row 1: query-id 'q7' is not a query of this split"),
+        ({"nuggets": [NUGGETS[0], NUGGETS[0]]}, "nuggets, row 2: duplicate nugget '1' for query 'q1' (first at row 1)"),
         ({"nuggets": [{**NUGGETS[0], "weight": float("nan")}]}, "'weight' must be a finite number"),
-        ({"nuggets": [{**NUGGETS[0], "weight": -0.5}]}, "nuggets row 1: column 'weight' must be >= 0"),
-        ({"nuggets": [{**NUGGETS[0], "support": ["d1"]}]}, "nuggets row 1, support 1: expected a mapping"),
-        ({"nuggets": [{**NUGGETS[0], "support": "d1"}]}, "nuggets row 1, column 'support': expected a list"),
+        ({"nuggets": [{**NUGGETS[0], "weight": -0.5}]}, "nuggets, row 1: column 'weight' must be >= 0"),
+        ({"nuggets": [{**NUGGETS[0], "support": ["d1"]}]}, "nuggets, row 1, support 1: expected a mapping"),
+        ({"nuggets": [{**NUGGETS[0], "support": "d1"}]}, "nuggets, row 1, column 'support': expected a list"),
         ({"nuggets": [{**NUGGETS[0], "support": [{"corpus-id": "d1", "score": 1}, {"corpus-id": "d1", "score": 2}]}]},
-         "nuggets row 1, support 2: document 'd1' listed twice for nugget '1' (first at support 1)"),
-        ({"nuggets": [{**NUGGETS[0], "source": 3}]}, "nuggets row 1: column 'source' must be a string or null"),
+         "nuggets, row 1, support 2: document 'd1' twice in the support of nugget '1' (first at support 1)"),
+        ({"nuggets": [{**NUGGETS[0], "source": 3}]}, "nuggets, row 1: column 'source' must be a string or null"),
         ({"docs": [*DOCS, {"id": "d4", "text": "x", "title": None, "parent-id": None, "year": "1999"}]},
          "columns ['year'] not in the first row's"),
         ({"docs": [{**d, "year": "1999"} for d in DOCS[:2]] + [{**DOCS[2], "year": 1999}]},
@@ -201,12 +206,14 @@ def test_corpus_is_sharded_with_bounded_batches(tmp_path):
         ({"docs": [("d1", "x")]}, "corpus of subset 'drugs', row 1: expected a mapping"),
         ({"docs": [{"id": "d1", "text": "x", 3: "y"}]}, "row 1: column names must be strings, got int"),
         ({"queries": [{**QUERIES[0], "year": 1999}, *QUERIES[1:]]},
-         "queries row 1 (id 'q1'): column 'year' must be a string or null, got int"),
-        ({"qrels": [{**QRELS[0], "year": 1999}, *QRELS[1:]]}, "qrels row 1: column 'year' must be a string or null"),
+         "queries, row 1 (id 'q1'): column 'year' must be a string or null, got int"),
+        ({"qrels": [{**QRELS[0], "year": 1999}, *QRELS[1:]]}, "qrels, row 1: column 'year' must be a string or null"),
         ({"top_ranked": [{"query-id": "q1", "corpus-ids": ["d1"]}, {"query-id": "q1", "corpus-ids": ["d2"]}]},
-         "top_ranked row 2: duplicate query-id 'q1' (first at row 1)"),
+         "top_ranked, row 2: duplicate query-id 'q1' (first at row 1)"),
+        ({"top_ranked": [{"query-id": "q1", "corpus-ids": ["d1", "gone"]}]},
+         "top_ranked, row 1: corpus-id 'gone' is not in the corpus of subset 'drugs'"),
         ({"top_ranked": [{"query-id": "q1", "corpus-ids": "d1"}]},
-         "top_ranked row 1, column 'corpus-ids': expected a list"),
+         "top_ranked, row 1, column 'corpus-ids': expected a list"),
     ],
 )
 def test_bad_input_is_rejected_and_leaves_nothing(tmp_path, change, message):
@@ -214,6 +221,14 @@ def test_bad_input_is_rejected_and_leaves_nothing(tmp_path, change, message):
     with pytest.raises(LayoutError, match=re.escape(message)):
         build(out, **change)
     assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary twin
+
+
+def test_a_duplicate_document_in_a_later_shard_names_the_first_row(tmp_path):
+    docs = [{"id": f"x{i}", "text": f"document {i}"} for i in range(7)] + [{"id": "x1", "text": "again"}]
+    with pytest.raises(LayoutError, match=re.escape("corpus of subset 'drugs', row 8: duplicate document id 'x1' "
+                                                    "(first at row 2)")):
+        build(tmp_path / "out", docs=docs, shard_rows=2, batch_rows=1)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_interrupted_build_leaves_no_folder(tmp_path):
@@ -350,22 +365,28 @@ def _second_file(folder, kind, rows):
          "qrels-test_more.parquet, row 2: duplicate judgment for query 'q2' and document 'd3' "
          "(first at qrels-test.parquet, row 3)"),
         ("qrels", [{"query-id": "q1", "corpus-id": "d9", "score": 1}],
-         "qrels-test_more.parquet, row 1: qrels corpus-id 'd9' does not exist in the corpus, and the card declares 0"),
+         "qrels-test_more.parquet, row 1: qrels corpus-id 'd9' is not in the corpus of subset 'drugs', and the card "
+         "declares 0"),
         ("nuggets", [{"query-id": "q2", "nugget-id": "1", "text": "x", "weight": 1.0,
                       "support": [{"corpus-id": "d9", "score": 1}]}],
-         "nuggets-test_more.parquet, row 1: nugget support corpus-id 'd9' does not exist in the corpus"),
+         "nuggets-test_more.parquet, row 1: nugget support corpus-id 'd9' is not in the corpus of subset 'drugs'"),
         ("qrels", [{"query-id": "q1", "corpus-id": "d3", "score": None}],
          "qrels-test_more.parquet, row 1: column 'score' is null"),
         ("queries", [{"id": "q1", "text": "again", "instruction": ""}],
-         "queries-test_more.parquet, row 1: duplicate id 'q1' (first at queries-test.parquet, row 1)"),
+         "queries-test_more.parquet, row 1: duplicate query id 'q1' (first at queries-test.parquet, row 1)"),
         ("queries", [{"id": "q5", "text": "never judged", "instruction": ""}], "1 queries have no positive qrel"),
         ("nuggets", [{"query-id": "q9", "nugget-id": "1", "text": "x", "weight": 1.0, "support": []}],
-         "nuggets-test_more.parquet, row 1: query-id 'q9' does not exist"),
+         "nuggets-test_more.parquet, row 1: query-id 'q9' is not a query of this split"),
         ("nuggets", [{"query-id": "q2", "nugget-id": "1", "text": "x", "weight": 1.0,
                       "support": [{"corpus-id": "d3", "score": 1}, {"corpus-id": "d3", "score": 0}]}],
-         "nuggets-test_more.parquet, row 1: document 'd3' twice in the support of nugget '1'"),
+         "nuggets-test_more.parquet, row 1, support 2: document 'd3' twice in the support of nugget '1' (first at "
+         "support 1)"),
+        ("qrels", [{"query-id": "q1", "corpus-id": "d3", "score": -1}],
+         "qrels-test_more.parquet, row 1, column 'score': expected a grade >= 0, got -1"),
+        ("top_ranked", [{"query-id": "q1", "corpus-ids": ["d3"]}],
+         "top_ranked-test_more.parquet, row 1: duplicate query-id 'q1' (first at top_ranked-test.parquet, row 1)"),
         ("top_ranked", [{"query-id": "q2", "corpus-ids": ["d3", "gone"]}],
-         "top_ranked-test_more.parquet, row 1: corpus-ids 'gone' does not exist"),
+         "top_ranked-test_more.parquet, row 1: corpus-id 'gone' is not in the corpus of subset 'drugs'"),
     ],
 )
 def test_validator_reads_every_file_of_a_split(tmp_path, kind, rows, message):
@@ -373,6 +394,33 @@ def test_validator_reads_every_file_of_a_split(tmp_path, kind, rows, message):
     _second_file(out, kind, rows)
     with pytest.raises(LayoutError, match=re.escape(message)):
         validate_folder(out)
+
+
+def test_validator_finds_a_document_id_twice_across_corpus_shards(tmp_path):
+    out = build(tmp_path / "out")
+    shard = out / "data" / "drugs" / "corpus-00001.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": "d4", "title": "", "text": "x", "parent-id": None},
+                                         {"id": "d2", "title": "", "text": "again", "parent-id": None}],
+                                        schema=pq.read_schema(out / "data/drugs/corpus-00000.parquet")), shard)
+    with pytest.raises(LayoutError, match=re.escape(f"{shard}, row 2: duplicate document id 'd2' (first at "
+                                                    "corpus-00000.parquet, row 2)")):
+        validate_folder(out)
+
+
+def test_writer_and_validator_word_a_broken_rule_alike(tmp_path):
+    """One rule, one message: only the place differs (the rows handed to the writer, the file read back)."""
+    rows = [{"query-id": "q1", "corpus-id": "d1", "score": 1}]
+    with pytest.raises(LayoutError) as written:
+        build(tmp_path / "bad", qrels=[*QRELS, *rows])
+    out = build(tmp_path / "out")
+    _second_file(out, "qrels", rows)
+    with pytest.raises(LayoutError) as validated:
+        validate_folder(out)
+    assert str(written.value).startswith("subset 'drugs', split 'test', qrels, row 5: ")
+    assert str(validated.value).startswith(f"{out / 'data/drugs/qrels-test_more.parquet'}, row 1: ")
+    assert (str(written.value).split(": ", 1)[1].split(" (first at")[0]
+            == str(validated.value).split(": ", 1)[1].split(" (first at")[0]
+            == "duplicate judgment for query 'q1' and document 'd1'")
 
 
 def test_validator_accepts_a_split_of_several_files(tmp_path):
@@ -465,6 +513,6 @@ def test_judgments_on_documents_missing_from_the_corpus_are_kept_counted_and_val
     meta["complexir"]["missing_document_judgments"]["drugs"]["test"]["qrels"] = 1
     text = (out / "README.md").read_text()
     (out / "README.md").write_text(f"---\n{yaml.safe_dump(meta)}---\n" + text.split("\n---\n", 1)[1])
-    with pytest.raises(LayoutError, match=re.escape("qrels-test.parquet, row 5: qrels corpus-id 'x' does not exist "
-                                                    "in the corpus, and the card declares 1")):
+    with pytest.raises(LayoutError, match=re.escape("qrels-test.parquet, row 5: qrels corpus-id 'x' is not in the "
+                                                    "corpus of subset 'drugs', and the card declares 1")):
         validate_folder(out)
