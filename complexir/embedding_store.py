@@ -65,9 +65,13 @@ class StoreKey:
     max_length: int | None
     prompt_type: str | None
     prompt: str
+    # what else about the encoder changes its vectors (mteb's experiment name, e.g. "backend_onnx"); None: nothing,
+    # and then left out of the digest, so stores written before the field existed stay valid
+    experiment: str | None = None
 
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:32]
+        fields = {k: v for k, v in asdict(self).items() if not (k == "experiment" and v is None)}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def _fsync_dir(folder: Path) -> None:

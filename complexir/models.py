@@ -17,6 +17,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,6 +32,13 @@ from .upstream.release import local_folder
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: sentence-transformers' inference backends; "torch" is the model as published, the others are exports of it
+BACKENDS = ("torch", "onnx", "openvino")
+_BACKEND_EXTRAS = {"onnx": "sentence-transformers[onnx]", "openvino": "sentence-transformers[openvino]"}
+
+
+class BackendUnavailable(ValueError):
+    """A ``--backend`` this installation cannot load (its packages are missing or do not fit the installed ones)."""
 
 
 def default_model_path() -> Path:
@@ -58,14 +66,21 @@ def load_model(
     max_seq_length: int | None = None,
     model_name: str | None = None,
     device: str | None = None,
+    backend: str = "torch",
 ) -> Any:
     """An MTEB encoder for ``name_or_path`` (None: the packaged default model).
 
     ``model_name`` overrides the name results are filed under; a changed ``max_seq_length`` is part of the
-    experiment, so it is recorded in the name unless ``model_name`` is given.
+    experiment, so it is recorded in the name unless ``model_name`` is given. A ``backend`` other than torch
+    (sentence-transformers' ONNX or OpenVINO export of the model) is an experiment of its own: mteb files its
+    results under ``experiments/backend_<name>`` and the embedding store keys its vectors apart.
     """
     from sentence_transformers import SentenceTransformer
 
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    # mteb.get_model forwards keyword arguments to the loader and records them as the experiment
+    experiment = {} if backend == "torch" else {"backend": backend}
     if name_or_path in (None, "", "default", DEFAULT_MODEL):  # the packaged copy is that exact revision
         folder = default_model_path()
         meta = mteb.get_model_meta(DEFAULT_MODEL)
@@ -73,20 +88,44 @@ def load_model(
         folder = Path(name_or_path).expanduser().resolve()
         meta = None
     else:  # a Hub model: mteb's own loader (downloads, or reads the Hugging Face cache offline)
-        model = mteb.get_model(name_or_path)
+        with _backend_errors(backend):
+            model = mteb.get_model(name_or_path, **experiment)
         if max_seq_length is not None and hasattr(model, "model"):
             model.model.max_seq_length = max_seq_length
         return _renamed(model, model_name, max_seq_length)
 
-    st_model = SentenceTransformer(str(folder), device=device)
+    with _backend_errors(backend):
+        st_model = SentenceTransformer(str(folder), device=device, **experiment)
     if max_seq_length is not None:
         st_model.max_seq_length = max_seq_length
     model = SentenceTransformerEncoderWrapper(st_model)
     if meta is None:
         meta = ModelMeta.from_sentence_transformer_model(st_model)
         meta = meta.model_copy(update={"name": f"local/{folder.name}", "revision": _folder_revision(folder)})
+    if experiment:
+        meta = meta.model_copy(update={"experiment_kwargs": {**(meta.experiment_kwargs or {}), **experiment}})
     model.mteb_model_meta = meta
     return _renamed(model, model_name, max_seq_length)
+
+
+@contextmanager
+def _backend_errors(backend: str) -> Iterator[None]:
+    """sentence-transformers signals a missing backend with a bare ``Exception`` (or the ImportError of an optimum
+    that does not fit the installed transformers): one line saying what to install instead of a traceback."""
+    if backend == "torch":
+        yield
+        return
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 -- narrowed below: only the backend's own import failures
+        text = str(error)
+        if not isinstance(error, ImportError) and "requires installing" not in text:
+            raise
+        import transformers
+
+        why = (f"installed, but it does not load with transformers {transformers.__version__} ({type(error).__name__}: "
+               f"{text.splitlines()[0] if text else ''})" if isinstance(error, ImportError) else "not installed")
+        raise BackendUnavailable(f"--backend {backend} needs {_BACKEND_EXTRAS[backend]} (optimum): {why}") from error
 
 
 def _renamed(model: Any, model_name: str | None, max_seq_length: int | None) -> Any:

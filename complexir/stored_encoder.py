@@ -125,7 +125,8 @@ class StoredEncoder:
             task_prompt = json.dumps(task_metadata.prompt, sort_keys=True, default=str)
             prompt = f"task:{task_metadata.name}|{task_prompt}"
         return StoreKey(model=str(meta.name), revision=str(meta.revision), max_length=self._max_length,
-                        prompt_type=prompt_type.value if prompt_type else None, prompt=prompt)
+                        prompt_type=prompt_type.value if prompt_type else None, prompt=prompt,
+                        experiment=meta.experiment_name)
 
     def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
                prompt_type: PromptType | None = None, **kwargs: Any) -> Any:

@@ -45,6 +45,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", default=None,
                         help="Hub model name or local SentenceTransformer folder (default: packaged all-MiniLM-L6-v2)")
     parser.add_argument("--model-name", default=None, help="file results under this model name")
+    parser.add_argument("--backend", choices=("torch", "onnx", "openvino"), default="torch",
+                        help="sentence-transformers inference backend (default: torch). onnx and openvino need "
+                             "sentence-transformers[onnx] / [openvino]; their results are filed as an experiment "
+                             "of the model (experiments/backend_<name>), apart from the torch results")
     parser.add_argument("--max-seq-length", type=positive_int, default=None,
                         help="override the model's max sequence length (tokens, at least 1)")
     parser.add_argument("--benchmark", action="append", default=None, metavar="NAME",
@@ -199,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
     tasks = select_tasks(args.benchmark, args.task, source, splits)
     logger.info("running %d task(s) from %s", len(tasks), source)
 
-    base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name)
+    base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
+                      backend=args.backend)
     counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
     setup = build_search(args, counter, long_docs=args.long_docs != "none")
     model: Any = setup.model
