@@ -35,13 +35,15 @@ class StoredModelSpec:
     model: str | None = None
     max_seq_length: int | None = None
     model_name: str | None = None
+    backend: str = "torch"
 
     def build(self) -> Any:
         from complexir.embedding_store import EmbeddingStore
         from complexir.models import load_model
         from complexir.stored_encoder import StoredEncoder
 
-        base = load_model(self.model, max_seq_length=self.max_seq_length, model_name=self.model_name)
+        base = load_model(self.model, max_seq_length=self.max_seq_length, model_name=self.model_name,
+                          backend=self.backend)
         return StoredEncoder(base, EmbeddingStore(self.store))
 
 
