@@ -7,6 +7,7 @@ parsing the YAML again. A task keeps the object it opened, so a run reads each c
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -115,13 +116,14 @@ class BenchmarkFolder:
         return {c.name: c.digest for c in self.configs.values() if c.digest}
 
     # -- local files ------------------------------------------------------------------------------------
-    def files(self, config: Config) -> dict[str, list[Path]]:
+    def files(self, config: Config, *, links_within: Path | None = None) -> dict[str, list[Path]]:
         """split -> the files of one config of a local folder. Each split must match at least one file, and
-        every pattern and match must stay inside the folder (no absolute path, no ``..``, no link out)."""
+        every pattern and match must stay inside the folder (no absolute path, no ``..``, no link out of
+        ``links_within``, by default the folder itself)."""
         if not self.local:
             raise LayoutError(f"{self.location}: a Hub repo, not a local folder; download it to read its files")
         folder = Path(self.location)
-        root = folder.resolve()
+        root = (links_within or folder).resolve()
         out: dict[str, list[Path]] = {}
         for split, patterns in config.data_files.items():
             where = f"config {config.name!r} split {split!r}"
@@ -141,6 +143,30 @@ class BenchmarkFolder:
                 raise LayoutError(f"{self.readme}: {where}: no file matches {shown!r}")
             out[split] = sorted(paths)
         return out
+
+    def local_files(self, config: Config) -> dict[str, list[Path]]:
+        """split -> the files of one config on this machine: a local folder's own, or for a Hub repo that config's
+        files only, downloaded at this folder's revision (read from the cache when offline)."""
+        if self.local:
+            return self.files(config)
+        from huggingface_hub import snapshot_download
+
+        patterns = sorted({p for split_patterns in config.data_files.values() for p in split_patterns})
+        snapshot = Path(snapshot_download(self.location, repo_type="dataset", revision=self.revision,
+                                          allow_patterns=patterns))
+        # the cache's snapshot folders hold links to its blobs (snapshots/<commit>/... -> ../../blobs/<hash>)
+        return dataclasses.replace(self, location=str(snapshot), local=True).files(
+            config, links_within=snapshot.parent.parent)
+
+    def corpus_files(self, subset: str | None) -> list[Path]:
+        """The parquet shards of one subset's corpus config (its single split), on this machine."""
+        config = self.configs.get((subset, CORPUS))
+        if config is None:
+            raise LayoutError(f"{self.readme}: no corpus config for subset {subset!r}")
+        files = self.local_files(config)
+        if len(files) != 1:
+            raise LayoutError(f"{self.readme}: config {config.name!r} has splits {sorted(files)}; a corpus has one")
+        return next(iter(files.values()))
 
 
 def _data_files(value: Any, readme: str, name: str) -> dict[str, tuple[str, ...]]:

@@ -258,9 +258,14 @@ class ReadsDocumentTokens(Protocol):
 
 
 def corpus_texts(corpus: Any, batch_docs: int) -> Iterator[list[str]]:
-    """The corpus, ``batch_docs`` documents at a time, as the model reads them (title and text, as MTEB joins)."""
+    """The corpus, ``batch_docs`` documents at a time, as the model reads them (title and text, as MTEB joins).
+
+    ``corpus``: a ``datasets.Dataset``, or parquet shards read batch by batch (``streaming_search.ParquetSource``)."""
     has_title = "title" in corpus.column_names
-    for start in range(0, len(corpus), batch_docs):
-        rows = corpus[start:start + batch_docs]
+    if hasattr(corpus, "batches"):
+        chunks = ({c: t.column(c).to_pylist() for c in t.column_names} for t in corpus.batches(batch_docs))
+    else:
+        chunks = (corpus[start:start + batch_docs] for start in range(0, len(corpus), batch_docs))
+    for rows in chunks:
         titles = rows["title"] if has_title else [None] * len(rows["text"])
         yield [(f"{t} {x}" if t else x).strip() for t, x in zip(titles, rows["text"], strict=True)]

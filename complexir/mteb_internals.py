@@ -123,10 +123,13 @@ def hf_benchmark_result(result: Any, user: str | None) -> Any:
 
 
 def card_dataset_loader(hf_repo: str, revision: str | None, split: str = "test",
-                        config: str | None = None) -> Any:
+                        config: str | None = None, corpus: Any = None) -> Any:
     """MTEB's ``RetrievalDatasetLoader`` reading the configs and splits from the benchmark's card (see
-    ``_card_loader_class``); the class is made on first use, so importing this module imports no mteb."""
-    return _card_loader_class()(hf_repo, revision, split=split, config=config)
+    ``_card_loader_class``); the class is made on first use, so importing this module imports no mteb.
+
+    ``corpus``: what to hand MTEB as the corpus instead of loading the corpus config (the streaming engines pass
+    the config's parquet shards, ``streaming_search.ParquetSource``); queries, qrels and the rest load as usual."""
+    return _card_loader_class()(hf_repo, revision, split=split, config=config, corpus=corpus)
 
 
 @functools.cache
@@ -136,7 +139,8 @@ def _card_loader_class() -> type:
     Here because it overrides MTEB's private ``_get_split``. MTEB asks ``datasets.get_dataset_config_names`` /
     ``get_dataset_split_names``; offline, for a Hub repo in the cache, the first answers ``["default"]``, so the
     ``-top_ranked`` config (and with it every Rerank task) goes missing. The card is cached with the data and
-    names every config and split. (``__init__`` sets what MTEB 2.26's sets, without its Hub query.)
+    names every config and split. (``__init__`` sets what MTEB 2.26's sets, without its Hub query.) It also
+    overrides the private ``_load_corpus`` to hand MTEB a corpus given in advance (the streaming engines' shards).
     """
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 
@@ -144,13 +148,17 @@ def _card_loader_class() -> type:
 
     class CardDatasetLoader(RetrievalDatasetLoader):
         def __init__(self, hf_repo: str, revision: str | None, split: str = "test",
-                     config: str | None = None) -> None:
+                     config: str | None = None, corpus: Any = None) -> None:
             self.revision = revision
             self.hf_repo = hf_repo
             self.trust_remote_code = False
             self.split = split
             self.config = config if config != "default" else None
             self.dataset_configs = reader.config_names(hf_repo, revision)
+            self.corpus = corpus
+
+        def _load_corpus(self, num_proc: int | None) -> Any:
+            return super()._load_corpus(num_proc) if self.corpus is None else self.corpus
 
         def _get_split(self, config: str) -> str:
             splits = reader.config_splits(self.hf_repo, config, self.revision)

@@ -11,7 +11,10 @@ pairs, so at equal scores the larger id wins; the merge here keeps exactly those
 the same tuples). Scores come from the model's own ``similarity``, as in MTEB.
 
 Reranking tasks (``top_ranked`` given) score only each query's candidates; they are delegated to MTEB's
-``SearchEncoderWrapper`` over the same encoder.
+``SearchEncoderWrapper`` over the same encoder (from parquet shards, only the candidates' rows are read).
+
+The corpus comes from the task: a loaded ``datasets.Dataset`` (read in Arrow slices), or, when the task was told
+to stream (``LayoutRetrievalTask.corpus_from_shards``), the ``ParquetSource`` of its corpus config's shards.
 """
 
 from __future__ import annotations
@@ -59,14 +62,27 @@ class DatasetSource:
 
 
 class ParquetSource:
-    """Corpus shards of the standard layout (``data/<subset>/corpus-*.parquet``), read batch by batch."""
+    """Corpus shards of the standard layout (``data/<subset>/corpus-*.parquet``), read batch by batch.
+
+    ``complexir run --engine local|ray`` hands the tasks one of these as their corpus instead of a loaded
+    ``datasets.Dataset``, so the driver never holds the corpus: it reads the parquet footers (row counts) up front
+    and the rows one batch at a time. ``len``, ``column_names``, ``select_columns`` and ``read_columns`` are what
+    the tasks ask of a corpus besides its batches (CRUMB's MaxP reads ids and parent ids, LoCoV1 counts tokens).
+    """
 
     COLUMNS = ("id", "title", "text")
 
-    def __init__(self, files: Sequence[str | Path]):
+    def __init__(self, files: Sequence[str | Path], columns: Sequence[str] = COLUMNS):
         self.files = [Path(f) for f in files]
         if not self.files:
             raise FileNotFoundError("no corpus parquet shard given")
+        schemas = [pq.read_schema(f) for f in self.files]
+        for path, schema in zip(self.files, schemas, strict=True):
+            missing = [c for c in ("id", "text") if c not in schema.names]
+            if missing:
+                raise ValueError(f"{path}: corpus shard without column(s) {missing} (it has {schema.names})")
+        self.schema_names = [n for n in schemas[0].names if all(n in s.names for s in schemas)]
+        self.columns = [c for c in columns if c in self.schema_names]
         self.num_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in self.files)
 
     @classmethod
@@ -74,12 +90,40 @@ class ParquetSource:
         base = Path(folder) / "data" / subset if subset else Path(folder) / "data"
         return cls(sorted(base.glob("corpus-*.parquet")))
 
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def column_names(self) -> list[str]:
+        return list(self.columns)
+
+    def select_columns(self, columns: Sequence[str]) -> ParquetSource:
+        """The same shards, read with only ``columns`` (as ``datasets.Dataset.select_columns``)."""
+        unknown = [c for c in columns if c not in self.schema_names]
+        if unknown:
+            raise ValueError(f"{self.files[0].parent}: corpus shards have no column(s) {unknown}")
+        other = object.__new__(ParquetSource)
+        other.__dict__.update(self.__dict__, columns=list(columns))
+        return other
+
+    def read_columns(self, columns: Sequence[str]) -> pa.Table:
+        """Whole columns of every shard (ids and the like: a fraction of the corpus's text)."""
+        return pa.concat_tables(pq.read_table(f, columns=list(columns)) for f in self.files)
+
     def batches(self, batch_docs: int) -> Iterator[pa.Table]:
         for path in self.files:
             shard = pq.ParquetFile(path)
-            columns = [c for c in self.COLUMNS if c in shard.schema_arrow.names]
-            for batch in shard.iter_batches(batch_size=batch_docs, columns=columns):
+            for batch in shard.iter_batches(batch_size=batch_docs, columns=self.columns):
                 yield pa.Table.from_batches([batch])
+
+    def rows_with_ids(self, ids: set[str], batch_docs: int = DEFAULT_BATCH_DOCS) -> pa.Table:
+        """The rows whose id is in ``ids``, in shard order (a pass over the shards holding one batch at a time)."""
+        import pyarrow.compute as pc
+
+        wanted = pa.array(sorted(ids), type=pa.string())
+        parts = [t.filter(pc.is_in(t.column("id").cast(pa.string()), value_set=wanted))
+                 for t in self.batches(batch_docs)]
+        return pa.concat_tables(parts) if parts else pa.table({c: pa.array([], pa.string()) for c in self.columns})
 
 
 @dataclass
@@ -240,9 +284,16 @@ class StreamingSearch(EncoderPassThrough):
         if self.task_corpus is None:
             raise ValueError("Corpus must be indexed before searching.")
         corpus, self.task_corpus = self.task_corpus, None
+        streamed = isinstance(corpus, ParquetSource)  # the task handed its shards, not a loaded corpus
         if top_ranked is not None:
             from mteb.models.search_wrappers import SearchEncoderWrapper
 
+            if streamed:  # only the candidates are scored: read just those rows, in one pass over the shards
+                from datasets import Dataset
+                from datasets.table import InMemoryTable
+
+                wanted = {cid for ids in top_ranked.values() for cid in ids}
+                corpus = Dataset(InMemoryTable(corpus.rows_with_ids(wanted, self.batch_docs)))
             wrapper = SearchEncoderWrapper(self.model)
             wrapper.index(corpus, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
                           encode_kwargs=encode_kwargs, num_proc=num_proc)
@@ -250,7 +301,7 @@ class StreamingSearch(EncoderPassThrough):
                                   top_k=top_k, encode_kwargs=encode_kwargs, top_ranked=top_ranked,
                                   num_proc=num_proc, **kwargs)
 
-        source = self.sources.get((task_metadata.name, hf_subset)) or DatasetSource(corpus)
+        source = self.sources.get((task_metadata.name, hf_subset)) or (corpus if streamed else DatasetSource(corpus))
         if source.num_rows != len(corpus):
             raise ValueError(f"{task_metadata.name}/{hf_subset}: the corpus source holds {source.num_rows} documents, "
                              f"the task's corpus {len(corpus)}")

@@ -227,19 +227,26 @@ class CRUMBTask(LayoutRetrievalTask):
         """MTEB's loader for the task's own subset; our reader for what MTEB's cannot combine: MaxP's passages
         with the documents' queries and qrels (the passage subset may hold only a corpus), the binary splits."""
         corpus_subset = self.layout_subsets[hf_subset]
+        shards = self.corpus_shards(path, revision, corpus_subset)  # None: the corpus is loaded
         if corpus_subset == self.qrels_subset:
-            data = card_dataset_loader(path, revision, split=split, config=corpus_subset).load()
+            data = card_dataset_loader(path, revision, split=split, config=corpus_subset, corpus=shards).load()
             corpus, queries, qrels = data["corpus"], data["queries"], data["relevant_docs"]
         else:
-            corpus = reader.load(path, corpus_subset, "corpus", revision=revision)
+            corpus = shards if shards is not None else reader.load(path, corpus_subset, "corpus", revision=revision)
             queries = reader.load(path, self.qrels_subset, "queries", split, revision=revision)
             qrels = reader.qrels_dict(reader.load(path, self.qrels_subset, "qrels", split, revision=revision))
         # only what the model reads: extra columns (parent-id, metadata) are not model input
         extra: dict[str, Any] = {}
         if self.maxp:  # MaxP collapses by the layout's parent-id, not by parsing ids
-            parent_ids = corpus["parent-id"] if "parent-id" in corpus.column_names else [None] * len(corpus)
-            extra["parents"] = {pid: parent or passage_parent(pid) for pid, parent in zip(corpus["id"], parent_ids,
-                                                                                          strict=True)}
+            if shards is not None:  # two columns of the shards, not their text
+                table = shards.read_columns([c for c in ("id", "parent-id") if c in shards.schema_names])
+                passage_ids = table.column("id").to_pylist()
+                parent_ids = table.column("parent-id").to_pylist() if "parent-id" in table.column_names else None
+            else:
+                passage_ids = list(corpus["id"])
+                parent_ids = list(corpus["parent-id"]) if "parent-id" in corpus.column_names else None
+            extra["parents"] = {pid: parent or passage_parent(pid) for pid, parent in
+                                zip(passage_ids, parent_ids or [None] * len(passage_ids), strict=True)}
         corpus = corpus.select_columns([c for c in ("id", "title", "text") if c in corpus.column_names])
         queries = queries.select_columns([c for c in ("id", "text", "instruction") if c in queries.column_names])
         if self.binary_recall:

@@ -93,6 +93,10 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     #: measures reported beyond MTEB's own at ``k_values`` (ir_measures names: the benchmark's official measures,
     #: e.g. CRUMB's uncut RR), with per-query values, under their MTEB score keys from the measure registry
     extra_measures: ClassVar[tuple[str, ...]] = ()
+    #: True: hand the model the corpus config's parquet shards (``streaming_search.ParquetSource``) instead of
+    #: loading the corpus; ``complexir run`` sets it for the streaming engines, whose search reads them batch by
+    #: batch, so the corpus is never held whole. Queries, qrels and the rest load as usual.
+    corpus_from_shards: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -177,9 +181,21 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         self.hf_subsets = keep
         return self
 
+    def corpus_shards(self, path: str, revision: str | None, layout_subset: str | None) -> Any:
+        """The corpus of ``layout_subset`` as parquet shards to stream, when ``corpus_from_shards`` asks for it; else
+        None (the corpus is loaded)."""
+        if not self.corpus_from_shards:
+            return None
+        from complexir.streaming_search import ParquetSource
+
+        return ParquetSource(self.card(path, revision).corpus_files(layout_subset))
+
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
-        """One MTEB subset and split, read natively by MTEB's loader. Override to combine configs."""
-        return card_dataset_loader(path, revision, split=split, config=self.layout_subsets[hf_subset]).load()
+        """One MTEB subset and split, read natively by MTEB's loader (the corpus as shards when
+        ``corpus_from_shards``). Override to combine configs."""
+        layout = self.layout_subsets[hf_subset]
+        return card_dataset_loader(path, revision, split=split, config=layout,
+                                   corpus=self.corpus_shards(path, revision, layout)).load()
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:

@@ -76,6 +76,8 @@ from complexir.tasks import TASKS
 def digest(value):
     if value is None:
         return None
+    if hasattr(value, "batches"):  # parquet shards (corpus_from_shards): their rows, batch by batch
+        value = [row for table in value.batches(1000) for row in table.to_pylist()]
     if hasattr(value, "to_list"):
         value = value.to_list()
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
@@ -88,6 +90,7 @@ for cls in TASKS:
     if LOCAL:
         task.data_dir = DEMO
         task.restrict_to_present()
+    task.corpus_from_shards = SHARDS
     task.load_data()
     out[cls.metadata.name] = {
         subset: {split: {key: digest(data.get(key)) for key in ("corpus", "queries", "relevant_docs", "top_ranked")}
@@ -99,7 +102,7 @@ print(json.dumps(out, sort_keys=True))
 
 def test_every_task_reads_the_hub_online_then_offline(hub, demo_repos, tmp_path):
     home = tmp_path / "hf"
-    head = f"from pathlib import Path\nDEMO = Path({str(DEMO)!r})\n"
+    head = f"from pathlib import Path\nDEMO = Path({str(DEMO)!r})\nSHARDS = False\n"
     local = _last_json(run_client(head + "LOCAL = True\n" + TASK_DATA, client_env(hub, home)))
     code = head + "LOCAL = False\n" + TASK_DATA
     online = _last_json(run_client(code, client_env(hub, home)))
@@ -145,3 +148,21 @@ def test_complexir_run_from_the_hub_records_the_commit(hub, demo_repos, tmp_path
             assert result["dataset_revision"] == commit, task
             assert per_query["data"] == {"kind": "hub", "name": "complexir/crumb", "version": commit,
                                          "revision": commit}, task
+
+
+def test_every_task_streams_its_corpus_shards_from_the_hub_online_then_offline(hub, demo_repos, tmp_path):
+    """``corpus_from_shards`` (the streaming engines): the corpus config's parquet files come from the Hub repo's
+    snapshot (then from the cache, offline) and hold the rows of the local folder's."""
+    home = tmp_path / "hf"
+    head = f"from pathlib import Path\nDEMO = Path({str(DEMO)!r})\nSHARDS = True\n"
+    local = _last_json(run_client(head + "LOCAL = True\n" + TASK_DATA, client_env(hub, home)))
+    code = head + "LOCAL = False\n" + TASK_DATA
+    online = _last_json(run_client(code, client_env(hub, home)))
+    seen = len(hub.state.requests)
+    offline = _last_json(run_client(code, client_env(hub, home, offline=True)))
+
+    assert hub.state.requests[seen:] == []
+    assert local and all(data["corpus"] for splits in local.values() for subset in splits.values()
+                         for data in subset.values())
+    assert online == local
+    assert offline == online

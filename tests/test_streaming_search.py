@@ -61,7 +61,9 @@ def test_streamed_top_k_equals_mteb_chunked_search_on_distinct_scores():
         assert max(abs(mine[c] - theirs[c]) for c in mine) < 1e-6
 
 
-TASKS = ["IRSCQuery", "CoverageBenchCAsT2020", "CRUMBLegalQA"]
+# a plain task, a Rerank task, a CRUMB task with an instruction and one with MaxP (passages collapsed), LoCoV1
+TASKS = ["IRSCQuery", "CoverageBenchCAsT2020", "CoverageBenchCAsT2020Rerank", "CRUMBLegalQA", "CRUMBClinicalTrial",
+         "LoCoV1GovReport"]
 
 
 def _rankings(node: dict, prefix: str = "") -> dict:
@@ -105,6 +107,9 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
                                   "--cache", str(tmp_path / "store" / engine)])
         setup = build_search(args, EncodeCounter(base), long_docs=False)
         tasks = select_tasks(None, TASKS, DataSource.local(demo_data_dir()), ["test"])
+        for task in tasks:  # as `complexir run` does: local and ray stream the parquet shards
+            task.corpus_from_shards = setup.streams_corpus
+        assert setup.streams_corpus == (engine != "mteb")
         try:
             result = mteb.evaluate(setup.model, tasks, cache=mteb.ResultCache(tmp_path / engine),
                                    overwrite_strategy="always", prediction_folder=tmp_path / engine / "predictions",
@@ -129,6 +134,42 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
                 assert max(abs(ours[d] - docs[d]) for d in docs) <= 1e-6
         # every text went through the store, and the workers' counts reached the driver
         assert counts.encoded == counts.unique and counts.requested >= counts.unique > 0
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_streaming_engines_read_the_corpus_from_shards_never_loading_it(tmp_path, monkeypatch, capsys, engine):
+    """``complexir run --engine local|ray``: no task loads its corpus (MTEB's corpus loader and our reader's would
+    fail here); the documents come from the layout's parquet shards, batch by batch; queries and qrels load as
+    usual, and every task (Rerank, CRUMB MaxP, LoCoV1 included) scores."""
+    from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
+
+    from complexir import reader
+    from complexir.cli.main import main
+    from complexir.streaming_search import ParquetSource
+
+    def no_corpus_load(*args, **kwargs):
+        raise AssertionError("the corpus was loaded as a datasets.Dataset")
+
+    real_load = reader.load
+    monkeypatch.setattr(RetrievalDatasetLoader, "_load_corpus", no_corpus_load)
+    monkeypatch.setattr(reader, "load", lambda source, subset, kind, *a, **kw: no_corpus_load() if kind == "corpus"
+                        else real_load(source, subset, kind, *a, **kw))
+    read = []  # documents of each batch read from the shards
+    real_batches = ParquetSource.batches
+
+    def batches(source, batch_docs):
+        for table in real_batches(source, batch_docs):
+            read.append(table.num_rows)
+            yield table
+
+    monkeypatch.setattr(ParquetSource, "batches", batches)
+    tasks = ["IRSCQuery", "CoverageBenchCAsT2020Rerank", "CRUMBClinicalTrial", "LoCoV1GovReport"]
+    argv = ["run", "--engine", engine, "--workers", "2", "--batch-docs", "3", "--output", str(tmp_path / "out")]
+    assert main([*argv, *(a for t in tasks for a in ("--task", t))]) == 0
+    table = capsys.readouterr().out
+    assert "FAILED" not in table and all(t in table for t in tasks)
+    assert read and max(read) <= 3  # batch by batch
 
 
 class DieOnceAfterEncoding:

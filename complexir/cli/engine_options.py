@@ -48,6 +48,13 @@ class SearchSetup:
     engine: Any | None = None
     _temporary: Path | None = field(default=None, repr=False)
 
+    @property
+    def streams_corpus(self) -> bool:
+        """Whether tasks should hand the model their corpus shards instead of loading the corpus: the streaming
+        search reads them batch by batch. Not with ``--engine mteb`` (MTEB's search wants the loaded corpus) nor
+        ``--long-docs chunk`` (its wrapper cuts the documents of the loaded corpus into windows, in this process)."""
+        return self.search is not None
+
     def store_summary(self) -> str:
         return self.stored.counts.summary()
 

@@ -208,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
     counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
     setup = build_search(args, counter, long_docs=args.long_docs != "none")
     model: Any = setup.model
+    for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
+        task.corpus_from_shards = setup.streams_corpus
     if args.long_docs != "none":  # windows are plain texts, so the store serves them too
         from complexir.long_docs import wrap_long_docs
 
