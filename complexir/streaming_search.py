@@ -283,7 +283,9 @@ class StreamingSearch(EncoderPassThrough):
                **kwargs: Any) -> dict[str, dict[str, float]]:
         if self.task_corpus is None:
             raise ValueError("Corpus must be indexed before searching.")
-        corpus, self.task_corpus = self.task_corpus, None
+        # kept until the next index: a wrapper may search the same corpus again (CRUMB's MaxP, deeper); shards or a
+        # memory-mapped dataset, so keeping it costs no memory
+        corpus = self.task_corpus
         streamed = isinstance(corpus, ParquetSource)  # the task handed its shards, not a loaded corpus
         if top_ranked is not None:
             from mteb.models.search_wrappers import SearchEncoderWrapper

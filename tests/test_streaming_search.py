@@ -62,6 +62,28 @@ def test_streamed_top_k_equals_mteb_chunked_search_on_distinct_scores():
 
 
 # a plain task, a Rerank task, a CRUMB task with an instruction and one with MaxP (passages collapsed), LoCoV1
+def test_the_indexed_corpus_can_be_searched_again(tmp_path):
+    """CRUMB's MaxP searches the indexed corpus again, deeper, for the queries whose top documents are not yet
+    exact: the streaming search keeps the corpus it indexed until the next ``index``."""
+    from datasets import Dataset
+
+    from complexir.cli.run_cmd import demo_data_dir
+    from complexir.embedding_store import EmbeddingStore
+    from complexir.models import load_model
+    from complexir.stored_encoder import StoredEncoder
+    from complexir.streaming_search import ParquetSource, StreamingSearch
+    from complexir.tasks import tasks_by_name
+
+    meta = tasks_by_name()["IRSCQuery"].metadata
+    search = StreamingSearch(StoredEncoder(load_model(None), EmbeddingStore(tmp_path)), batch_docs=4, progress=False)
+    kwargs = {"task_metadata": meta, "hf_split": "test", "hf_subset": "en", "encode_kwargs": {}}
+    search.index(ParquetSource.from_layout(demo_data_dir() / "irsc", "query-en"), **kwargs)
+    queries = Dataset.from_dict({"id": ["q1", "q2"], "text": ["a question about cats", "stock markets"]})
+    shallow = search.search(queries, top_k=2, **kwargs)
+    deep = search.search(queries.select([1]), top_k=5, **kwargs)
+    assert len(deep["q2"]) == 5 and set(shallow["q2"]) <= set(deep["q2"])
+
+
 TASKS = ["IRSCQuery", "CoverageBenchCAsT2020", "CoverageBenchCAsT2020Rerank", "CRUMBLegalQA", "CRUMBClinicalTrial",
          "LoCoV1GovReport"]
 
