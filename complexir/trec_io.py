@@ -123,6 +123,21 @@ _SPECS = {
 _POOL = pa.system_memory_pool()
 
 
+def _give_back_freed_memory() -> None:
+    """Return the heap pages freed by the CSV reader to the OS (glibc's ``malloc_trim``; elsewhere nothing).
+
+    The reader's threads parse in their own malloc arenas, and glibc keeps what they free for reuse: after a
+    473 MiB run file about 170 MiB stays resident although no array holds it, and the evaluation that follows
+    allocates on top of it. Trimming once per file costs a few milliseconds.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl, macOS): their allocators return memory themselves
+        pass
+
+
 class _SpaceSeparated:
     """A file seen through a filter for pyarrow's CSV reader, which takes one delimiter character.
 
@@ -230,6 +245,7 @@ def _read_table(path: str | os.PathLike[str], kind: str) -> pa.Table:
         except pa.ArrowInvalid:  # a line it cannot read (or an empty file): try collapsing, then line by line
             continue
         if not source.irregular and not _has_empty_field(table):  # a leading space empties the topic
+            _give_back_freed_memory()
             return table
     # A line the CSV reader refused: find it (and raise naming it), or read what it could not.
     return _scan(path, kind)
