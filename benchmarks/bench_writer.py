@@ -2,8 +2,9 @@
 
     python benchmarks/bench_writer.py [--docs 1000000] [--words 60]
 
-The writer streams: memory is the batch being written plus the id set used to validate qrels, so peak RSS
-must stay well under 1 GB for a million documents.
+The writer streams: memory is the batch being written and the current run of id hashes (``DocumentIds`` keeps
+the corpus ids' hashes on disk, not a set of ids), so peak RSS does not grow with the corpus; see
+``bench_build_memory.py`` for the whole build at two sizes.
 """
 
 from __future__ import annotations

@@ -15,10 +15,18 @@ The writer's places are the rows handed to it (``subset 'drugs', split 'test', q
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+import bisect
+import contextlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
+from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .errors import LayoutError
 
@@ -72,27 +80,178 @@ def duplicate_document(doc_id: str, place: Place, first: Place) -> LayoutError:
     return LayoutError(f"{place}: duplicate document id {doc_id!r} (first at {first.seen_from(place)})")
 
 
+def id_hashes(ids: Sequence[str]) -> np.ndarray:
+    """64-bit hashes of ``ids`` (pandas' vectorised SipHash, the same in every process). Equal hashes only make
+    two ids candidates: ``DocumentIds`` compares the ids themselves before it calls them equal."""
+    return pd.util.hash_array(np.asarray(ids, dtype=object), categorize=False)
+
+
 class DocumentIds:
-    """Rule: a document id appears once in its subset's corpus; and the membership test the split rules use.
+    """Rule: a document id appears once in its subset's corpus; and which ids a corpus lacks, exactly.
 
-    Only the ids are kept (a corpus can be large); the first place of a duplicate is looked up with ``locate``,
-    which the owner provides (it rereads what was written or read so far)."""
+    A corpus can hold 100M documents, more than their ids take in memory as Python strings, so the ids stay in
+    the parquet files that hold them. Here is kept, on disk under ``scratch``, an 8-byte hash and a row number per
+    document, in sorted runs of ``run_rows``; the checks read them back one hash range at a time (at most
+    ``bucket_rows`` entries in memory) and look the real ids up in the files for any hash seen twice or asked
+    for. Memory is then bounded by those two sizes and one batch of a file, whatever the corpus size.
 
-    def __init__(self, locate: Callable[[str], Place]):
-        self._ids: set[str] = set()
-        self._locate = locate
+    Rows are added file by file, in order (``add``); ``place`` names a row as the owner counts it: the
+    ``Place`` of the ``local``-th row (from 0) of ``path``, the ``number``-th row (from 0) of the corpus.
+    """
 
-    def add(self, doc_id: str, place: Place) -> None:
-        if doc_id in self._ids:
-            raise duplicate_document(doc_id, place, self._locate(doc_id))
-        self._ids.add(doc_id)
+    RANGES = 4096  # the hash space is cut into this many equal ranges; a bucket is a run of whole ranges
 
-    def missing(self, doc_ids: Iterable[str]) -> set[str]:
-        """Those of ``doc_ids`` that are not in the corpus."""
-        return {doc_id for doc_id in doc_ids if doc_id not in self._ids}
+    def __init__(self, scratch: Path, place: Callable[[Path, int, int], Place], *, run_rows: int = 1 << 20,
+                 bucket_rows: int = 1 << 22):
+        self._scratch = Path(scratch)
+        self._place = place
+        self._run_rows = run_rows
+        self._bucket_rows = bucket_rows
+        self._files: list[Path] = []
+        self._file_starts: list[int] = []  # corpus row number of each file's first row
+        self._rows = 0
+        self._pending: list[np.ndarray] = []  # hashes of rows not yet in a run
+        self._pending_start = 0  # corpus row number of the first pending row
+        self._runs: list[tuple[Path, int, np.ndarray]] = []  # (file stem, first row, start index of each range)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return self._rows
+
+    def remove(self) -> None:
+        """Delete the scratch files and their folder (the checks cannot run after this). File by file: these are
+        the files this object wrote, and nothing else is deleted."""
+        for stem, _, _ in self._runs:
+            for suffix in (".hash", ".row"):
+                Path(f"{stem}{suffix}").unlink(missing_ok=True)
+        self._runs.clear()
+        self._pending.clear()
+        with contextlib.suppress(FileNotFoundError):
+            self._scratch.rmdir()
+
+    def add(self, ids: Sequence[str], path: Path) -> None:
+        """The next ``len(ids)`` rows of the corpus, which are the next rows of file ``path``."""
+        if not len(ids):
+            return
+        if not self._files or self._files[-1] != path:
+            self._files.append(path)
+            self._file_starts.append(self._rows)
+        self._pending.append(id_hashes(ids))
+        self._rows += len(ids)
+        if self._rows - self._pending_start >= self._run_rows:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Write the pending hashes as one run, sorted, with their row numbers relative to the run's first."""
+        if not self._pending:
+            return
+        hashes = np.concatenate(self._pending)
+        order = np.argsort(hashes, kind="stable")
+        stem = self._scratch / f"run-{len(self._runs):06d}"
+        self._scratch.mkdir(parents=True, exist_ok=True)
+        sorted_hashes = hashes[order]
+        sorted_hashes.tofile(f"{stem}.hash")
+        order.astype(np.uint32).tofile(f"{stem}.row")  # a run holds fewer than 2**32 rows
+        starts = np.append(np.searchsorted(sorted_hashes, _range_starts(self.RANGES), side="left"), len(hashes))
+        self._runs.append((stem, self._pending_start, starts))
+        self._pending.clear()
+        self._pending_start = self._rows
+
+    def _buckets(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(hashes, corpus row numbers) of every row, sorted by hash, one hash range group at a time."""
+        self._spill()
+        sizes = sum(np.diff(starts) for _, _, starts in self._runs) if self._runs else np.zeros(self.RANGES, int)
+        first = 0
+        while first < self.RANGES:
+            last, held = first, 0
+            while last < self.RANGES and (last == first or held + sizes[last] <= self._bucket_rows):
+                held += int(sizes[last])
+                last += 1
+            hashes, rows = [], []
+            for stem, run_start, starts in self._runs:
+                lo, hi = int(starts[first]), int(starts[last])
+                if hi > lo:
+                    hashes.append(np.fromfile(f"{stem}.hash", dtype=np.uint64, count=hi - lo, offset=lo * 8))
+                    rows.append(np.fromfile(f"{stem}.row", dtype=np.uint32, count=hi - lo, offset=lo * 4)
+                                .astype(np.int64) + run_start)
+            if hashes:
+                h, r = np.concatenate(hashes), np.concatenate(rows)
+                order = np.lexsort((r, h))
+                yield h[order], r[order]
+            first = last
+
+    def _read(self, rows: np.ndarray) -> dict[int, str]:
+        """The ids of the corpus rows ``rows`` (sorted), read from their files one batch at a time."""
+        found: dict[int, str] = {}
+        starts = np.asarray(self._file_starts)
+        which = np.searchsorted(starts, rows, side="right") - 1
+        for k in np.unique(which):
+            wanted = rows[which == k] - starts[k]
+            offset = 0
+            for batch in pq.ParquetFile(self._files[k]).iter_batches(columns=["id"], batch_size=65_536):
+                inside = wanted[(wanted >= offset) & (wanted < offset + batch.num_rows)]
+                if len(inside):
+                    values = batch.column(0).take(pa.array(inside - offset)).to_pylist()
+                    found.update(zip((inside + starts[k]).tolist(), values, strict=True))
+                offset += batch.num_rows
+        return found
+
+    def _place_of(self, row: int) -> Place:
+        k = bisect.bisect_right(self._file_starts, row) - 1
+        return self._place(self._files[k], row - self._file_starts[k], row)
+
+    def check_unique(self) -> None:
+        """Raise for an id found twice, naming both rows; the pair is the first found, in hash order."""
+        candidates: list[np.ndarray] = []
+        held = 0
+        for hashes, rows in self._buckets():
+            same = hashes[1:] == hashes[:-1]
+            if same.any():
+                twice = np.zeros(len(hashes), bool)
+                twice[1:] |= same
+                twice[:-1] |= same
+                candidates.append(rows[twice])
+                held += int(twice.sum())
+            if held >= self._bucket_rows:
+                self._confirm_unique(candidates)
+                candidates, held = [], 0
+        self._confirm_unique(candidates)
+
+    def _confirm_unique(self, candidates: list[np.ndarray]) -> None:
+        # Equal hashes are only candidates: the ids themselves decide (a collision is not a duplicate).
+        if not candidates:
+            return
+        rows = np.sort(np.concatenate(candidates))
+        first: dict[str, int] = {}
+        for row, doc_id in sorted(self._read(rows).items()):
+            if doc_id in first:
+                raise duplicate_document(doc_id, self._place_of(row), self._place_of(first[doc_id]))
+            first[doc_id] = row
+
+    def missing(self, doc_ids: Iterable[str]) -> set[str]:
+        """Those of ``doc_ids`` that are not in the corpus (exact: a hash match is confirmed on the id)."""
+        wanted = sorted(set(doc_ids))
+        if not wanted:
+            return set()
+        wanted_hashes = id_hashes(wanted)
+        order = np.argsort(wanted_hashes)
+        wanted_hashes = wanted_hashes[order]
+        candidates = []
+        for hashes, rows in self._buckets():
+            lo = np.searchsorted(hashes, wanted_hashes, side="left")
+            hi = np.searchsorted(hashes, wanted_hashes, side="right")
+            for k in np.flatnonzero(hi > lo):
+                candidates.append(rows[lo[k]:hi[k]])
+        present: set[str] = set()
+        if candidates:
+            wanted_set = set(wanted)
+            present = {doc_id for doc_id in self._read(np.unique(np.concatenate(candidates))).values()
+                       if doc_id in wanted_set}
+        return set(wanted) - present
+
+
+def _range_starts(ranges: int) -> np.ndarray:
+    """The first hash of each of ``ranges`` equal ranges of the uint64 space."""
+    return np.array([(k << 64) // ranges for k in range(ranges)], dtype=np.uint64)
 
 
 def check_grade(value: Any, what: str) -> int:

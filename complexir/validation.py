@@ -7,6 +7,7 @@ taken together are ``integrity``'s, the same the writer applies while it writes.
 
 from __future__ import annotations
 
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,15 +76,32 @@ def _rows(paths: list[Path], columns: list[str]) -> Iterator[tuple[Place, tuple[
             yield place, row
 
 
-def _document_ids(paths: list[Path]) -> DocumentIds:
-    """The corpus ids, each once (the first place of a duplicate is found by reading the files again)."""
-    def locate(doc_id: str) -> Place:
-        return next(place for place, (v,) in _rows(paths, ["id"]) if v == doc_id)
-
-    ids = DocumentIds(locate)
-    for place, (v,) in _rows(paths, ["id"]):
-        ids.add(v, place)
+def _document_ids(paths: list[Path], scratch: Path) -> DocumentIds:
+    """The corpus ids, checked unique, read one batch of one file at a time (a corpus may be far larger than
+    memory; ``DocumentIds`` keeps a hash a document in ``scratch``)."""
+    ids = DocumentIds(scratch, lambda path, local, number: Place(str(path), local + 1, path.name))
+    try:
+        _add_ids(ids, paths)
+        ids.check_unique()
+    except BaseException:
+        ids.remove()
+        raise
     return ids
+
+
+def _add_ids(ids: DocumentIds, paths: list[Path]) -> None:
+    for path in paths:
+        read = 0
+        try:
+            for batch in pq.ParquetFile(path).iter_batches(columns=["id"], batch_size=65_536):
+                column = batch.column(0)
+                if column.null_count:
+                    null = read + column.is_null().to_pylist().index(True)
+                    raise LayoutError(f"{Place(str(path), null + 1)}: column 'id' is null")
+                ids.add(column.to_pylist(), path)
+                read += batch.num_rows
+        except _READ_ERRORS as error:
+            raise LayoutError(f"{path}: not a readable parquet file ({error})") from error
 
 
 def _declared_missing(folder: Path) -> dict[str, dict[str, dict[str, int]]]:
@@ -92,13 +110,22 @@ def _declared_missing(folder: Path) -> dict[str, dict[str, dict[str, int]]]:
     return meta.get(MISSING_DOCUMENTS_KEY) or {}
 
 
-def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, dict[str, Any]]:
+def validate_folder(folder: str | Path, *, every_row: bool = True,
+                    scratch: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """Validate ``folder``; return per-subset counts. Raises ``LayoutError`` naming the file and row.
 
     ``every_row`` also decodes every column of every file, as ``load_dataset`` does; the writer, checking files
-    it has just written with pyarrow, skips that.
+    it has just written with pyarrow, skips that. The corpus ids' hashes go to a temporary folder inside
+    ``scratch`` (default: the system's), removed on return.
     """
-    folder = Path(folder)
+    tmp = Path(tempfile.mkdtemp(dir=scratch, prefix=".complexir-validate-"))
+    try:
+        return _validate(Path(folder), every_row, tmp)
+    finally:
+        tmp.rmdir()  # each subset's DocumentIds has removed its own files
+
+
+def _validate(folder: Path, every_row: bool, scratch: Path) -> dict[str, dict[str, Any]]:
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder}: not a folder" if folder.exists() else f"{folder}: no such folder")
     found = configs(folder)
@@ -128,36 +155,39 @@ def validate_folder(folder: str | Path, *, every_row: bool = True) -> dict[str, 
                 if split not in kinds[QUERIES]:
                     raise LayoutError(f"{folder}: subset {name!r} has {kind} but no queries for split {split!r}")
         corpus_paths = [p for ps in kinds[CORPUS].values() for p in ps]
-        doc_ids = _document_ids(corpus_paths)
-        counts: dict[str, Any] = {"documents": len(doc_ids), "splits": {}}
-        for split, qpaths in kinds.get(QUERIES, {}).items():
-            if split not in kinds[QRELS]:
-                raise LayoutError(f"{folder}: subset {name!r} has queries but no qrels for split {split!r}")
-            rules = SplitIntegrity(name, doc_ids)
-            for place, (qid,) in _rows(qpaths, ["id"]):
-                rules.query(qid, place)
-            for place, (qid, did, score) in _rows(kinds[QRELS][split], ["query-id", "corpus-id", "score"]):
-                rules.judgment(qid, did, check_grade(score, f"{place}, column 'score'"), place)
-            has_nuggets = NUGGETS in kinds and split in kinds[NUGGETS]
-            for place, (qid, nid, support) in _rows(kinds[NUGGETS][split] if has_nuggets else [],
-                                                   ["query-id", "nugget-id", "support"]):
-                for j, entry in enumerate(support, 1):
-                    check_grade(entry["score"], f"{place}, support {j}, 'score'")
-                rules.nugget(qid, nid, [entry["corpus-id"] for entry in support], place)
-            if TOP_RANKED in kinds and split in kinds[TOP_RANKED]:
-                for place, (qid, ranked) in _rows(kinds[TOP_RANKED][split], ["query-id", "corpus-ids"]):
-                    rules.ranked_list(qid, ranked, place)
-            rules.require_positive(qpaths[0])
-            missing_qrels, missing_support = rules.missing_documents()
-            declared = declared_missing.get(name, {}).get(split, {})
-            check_declared_missing(missing_qrels, declared.get("qrels", 0), "qrels", name, split,
-                                   kinds[QRELS][split][0])
-            if has_nuggets:
-                check_declared_missing(missing_support, declared.get("nugget_support", 0), "nugget support", name,
-                                       split, kinds[NUGGETS][split][0])
-            counts["splits"][split] = {
-                "queries": len(rules.queries), "qrels": len(rules.judgments), "nuggets": len(rules.nuggets),
-                "missing_document_qrels": len(missing_qrels), "missing_document_support": len(missing_support)}
+        doc_ids = _document_ids(corpus_paths, scratch / name)
+        try:
+            counts: dict[str, Any] = {"documents": len(doc_ids), "splits": {}}
+            for split, qpaths in kinds.get(QUERIES, {}).items():
+                if split not in kinds[QRELS]:
+                    raise LayoutError(f"{folder}: subset {name!r} has queries but no qrels for split {split!r}")
+                rules = SplitIntegrity(name, doc_ids)
+                for place, (qid,) in _rows(qpaths, ["id"]):
+                    rules.query(qid, place)
+                for place, (qid, did, score) in _rows(kinds[QRELS][split], ["query-id", "corpus-id", "score"]):
+                    rules.judgment(qid, did, check_grade(score, f"{place}, column 'score'"), place)
+                has_nuggets = NUGGETS in kinds and split in kinds[NUGGETS]
+                for place, (qid, nid, support) in _rows(kinds[NUGGETS][split] if has_nuggets else [],
+                                                       ["query-id", "nugget-id", "support"]):
+                    for j, entry in enumerate(support, 1):
+                        check_grade(entry["score"], f"{place}, support {j}, 'score'")
+                    rules.nugget(qid, nid, [entry["corpus-id"] for entry in support], place)
+                if TOP_RANKED in kinds and split in kinds[TOP_RANKED]:
+                    for place, (qid, ranked) in _rows(kinds[TOP_RANKED][split], ["query-id", "corpus-ids"]):
+                        rules.ranked_list(qid, ranked, place)
+                rules.require_positive(qpaths[0])
+                missing_qrels, missing_support = rules.missing_documents()
+                declared = declared_missing.get(name, {}).get(split, {})
+                check_declared_missing(missing_qrels, declared.get("qrels", 0), "qrels", name, split,
+                                       kinds[QRELS][split][0])
+                if has_nuggets:
+                    check_declared_missing(missing_support, declared.get("nugget_support", 0), "nugget support", name,
+                                           split, kinds[NUGGETS][split][0])
+                counts["splits"][split] = {
+                    "queries": len(rules.queries), "qrels": len(rules.judgments), "nuggets": len(rules.nuggets),
+                    "missing_document_qrels": len(missing_qrels), "missing_document_support": len(missing_support)}
+        finally:
+            doc_ids.remove()
         report[name] = counts
     if not any(counts["splits"] for counts in report.values()):
         raise LayoutError(f"{folder}: no subset has queries and qrels: nothing to evaluate")

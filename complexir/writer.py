@@ -21,7 +21,7 @@ import hashlib
 import logging
 import math
 import os
-from array import array
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
@@ -101,25 +101,57 @@ def _digest(paths: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
+class WordCounts:
+    """How many documents have each length in words: a card's mean, percentiles and maximum in memory bounded by
+    the number of distinct lengths, not of documents."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[int] = Counter()
+
+    def add(self, words: int) -> None:
+        self._counts[words] += 1
+
+    def summary(self) -> dict[str, float | int]:
+        """Mean, p50, p95 and max, equal to numpy's (``np.percentile``'s linear rule) over the lengths themselves."""
+        if not self._counts:
+            return WordCounts._of_sorted(np.zeros(1, np.int64), np.ones(1, np.int64))
+        lengths = np.array(sorted(self._counts), dtype=np.int64)
+        return WordCounts._of_sorted(lengths, np.array([self._counts[n] for n in lengths], dtype=np.int64))
+
+    @staticmethod
+    def _of_sorted(lengths: np.ndarray, counts: np.ndarray) -> dict[str, float | int]:
+        total = int(counts.sum())
+        ends = np.cumsum(counts)  # documents with a length <= lengths[i]
+
+        def at(rank: int) -> float:  # the rank-th smallest length (from 0)
+            return float(lengths[np.searchsorted(ends, rank, side="right")])
+
+        def percentile(q: float) -> float:
+            # numpy's default ("linear"): between the order statistics around q/100 * (n - 1), computed as numpy's
+            # _lerp does, so that the card shows the same figure as before for the same corpus
+            position = q / 100 * (total - 1)
+            below = int(np.floor(position))
+            a, b = at(below), at(min(below + 1, total - 1))
+            t = position - below
+            return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
+
+        return {"mean": float(np.dot(lengths, counts)) / total, "p50": percentile(50), "p95": percentile(95),
+                "max": int(lengths[-1])}
+
+
 class _SubsetStats:
     def __init__(self) -> None:
         self.doc_ids: DocumentIds | None = None
-        self.words = array("I")
+        self.words = WordCounts()
         self.splits: dict[str, dict[str, int]] = {}
         self.zero_score_queries: dict[str, list[str]] = {}  # split -> judged query ids with no positive qrel
         self.notes: dict[str, Any] = {}
         self.kinds: dict[str, list[str]] = {}  # kind -> splits written
 
     def as_dict(self) -> dict[str, Any]:
-        words = np.frombuffer(self.words, dtype=np.uint32) if len(self.words) else np.zeros(1, np.uint32)
         return {
             "documents": len(self.doc_ids or ()),
-            "words": {
-                "mean": float(words.mean()),
-                "p50": float(np.percentile(words, 50)),
-                "p95": float(np.percentile(words, 95)),
-                "max": int(words.max()),
-            },
+            "words": self.words.summary(),
             "splits": self.splits,
             "zero_score_queries": {split: ids for split, ids in self.zero_score_queries.items() if ids},
             "notes": self.notes,
@@ -246,26 +278,15 @@ class BenchmarkWriter:
                 writer = pq.ParquetWriter(self._path(subset, CORPUS, "", shard), schema)
                 in_shard = 0
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            ids.add([r["id"] for r in batch], self._path(subset, CORPUS, "", shard))
             in_shard += len(batch)
             batch.clear()
 
-        def locate(doc_id: str) -> Place:
-            """The first row of ``doc_id``: everything so far is flushed and closed, then read back shard by shard
-            (rows are written in the order given, so a shard's row i is the input row before it plus i)."""
-            nonlocal writer
-            flush()
-            if writer is not None:
-                writer.close()
-                writer = None
-            before = 0
-            for k in range(shard + 1):
-                ids = pq.read_table(self._path(subset, CORPUS, "", k), columns=["id"]).column("id").to_pylist()
-                if doc_id in ids:
-                    return Place(where, before + ids.index(doc_id) + 1)
-                before += len(ids)
-            raise AssertionError(f"{doc_id!r} was seen but is in no shard")  # the id set and the shards disagree
-
-        ids = DocumentIds(locate)
+        self._start()
+        # the ids stay in the shards; DocumentIds keeps a hash and a row number a document, on disk, inside the
+        # temporary folder (so that an interrupted build leaves nothing behind either)
+        ids = DocumentIds(self._tmp / f"{ID_SCRATCH}-{subset or UNNAMED_SUBSET}",
+                          lambda path, local, number: Place(where, number + 1))
         stats.doc_ids = ids
         try:
             for row in tqdm(rows, total=total, desc=f"writing corpus {subset or ''}".strip(), unit="doc",
@@ -285,8 +306,7 @@ class BenchmarkWriter:
                 unknown = set(row) - expected
                 if unknown:
                     raise LayoutError(f"{what}: columns {sorted(unknown)} not in the first row's {sorted(expected)}")
-                ids.add(doc_id, Place(where, n))
-                stats.words.append(len(text.split()))
+                stats.words.add(len(text.split()))
                 out = dict(row)
                 if out.get("title") is None:
                     out["title"] = ""
@@ -299,6 +319,7 @@ class BenchmarkWriter:
                 writer.close()
         if n == 0:
             raise LayoutError(f"{where}: no documents")
+        ids.check_unique()  # once every shard is written: duplicates are found by hash, confirmed on the ids
         stats.kinds[CORPUS] = [""]
         logger.info("wrote %d documents for subset %r", n, subset)
         return n
@@ -443,10 +464,12 @@ class BenchmarkWriter:
                                                    for p in self._tmp.glob(pattern)))
             if not any(st.splits for st in self._subsets.values()):
                 raise LayoutError("no subset has a split (queries and qrels): nothing to evaluate")
+            for st in self._subsets.values():
+                st.doc_ids.remove()  # the id scratch is no part of the dataset
             readme = cards.render(self.card, self.stats(), files, digests)
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")
             (self._tmp / BUILD_MARKER).write_text(MARKER_TEXT, encoding="utf-8")
-            validate_folder(self._tmp, every_row=False)
+            validate_folder(self._tmp, every_row=False, scratch=self._tmp)
             replace_folder(self._tmp, self.out_dir, self._check_still_replaceable)
         except BaseException:
             self.abort()
@@ -471,6 +494,8 @@ MARKER_TEXT = ("This folder was written by complexir's BenchmarkWriter (complexi
 # Temporary siblings of the output folder: ``.<name>.partial-<pid>-<hex>`` (the build being written) and
 # ``.<name>.old-<pid>-<hex>`` (the previous folder, for the instant between the two renames; see ``atomic``).
 PARTIAL = "partial"
+# Inside the temporary folder: the corpus ids' hashes of each subset while it is written (see ``DocumentIds``).
+ID_SCRATCH = ".document-ids"
 
 
 def _check_not_an_input(out_dir: Path, inputs: list[Path]) -> None:
