@@ -91,9 +91,10 @@ class DocumentIds:
 
     A corpus can hold 100M documents, more than their ids take in memory as Python strings, so the ids stay in
     the parquet files that hold them. Here is kept, on disk under ``scratch``, an 8-byte hash and a row number per
-    document, in sorted runs of ``run_rows``; the checks read them back one hash range at a time (at most
-    ``bucket_rows`` entries in memory) and look the real ids up in the files for any hash seen twice or asked
-    for. Memory is then bounded by those two sizes and one batch of a file, whatever the corpus size.
+    document, in sorted runs of ``run_rows``; the checks read them back one group of hash ranges at a time (up to
+    ``bucket_rows`` entries, or one of the ``RANGES`` ranges if that holds more: 28k entries for 113.5M documents)
+    and look the real ids up in the files for any hash seen twice or asked for. Memory is then about 16 bytes
+    times those sizes plus one batch of a file (some 50 MB), and 32 KiB per run (3.5 MB for 113.5M documents).
 
     Rows are added file by file, in order (``add``); ``place`` names a row as the owner counts it: the
     ``Place`` of the ``local``-th row (from 0) of ``path``, the ``number``-th row (from 0) of the corpus.
@@ -102,7 +103,7 @@ class DocumentIds:
     RANGES = 4096  # the hash space is cut into this many equal ranges; a bucket is a run of whole ranges
 
     def __init__(self, scratch: Path, place: Callable[[Path, int, int], Place], *, run_rows: int = 1 << 20,
-                 bucket_rows: int = 1 << 22):
+                 bucket_rows: int = 1 << 20):
         self._scratch = Path(scratch)
         self._place = place
         self._run_rows = run_rows
