@@ -3,12 +3,16 @@
 The entry points decide it once (``complexir run --data-dir``, the ``COMPLEXIR_DATA_DIR`` variable read by the
 CLI and by the mteb hook for the plain ``mteb`` CLI) and hand the tasks a :class:`DataSource`; no task reads the
 environment itself, so ``--data-dir hub`` means the Hub whatever the variable says.
+
+On the Hub, a task whose repo is missing (not on the Hub, or offline and not in the Hugging Face cache) reads its
+benchmark built from the upstream release instead (``complexir.build_cache``, which the task hands in as
+``upstream_build``): day one, before our repos are published, still gives real numbers.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +43,15 @@ class DataSource:
     def is_hub(self) -> bool:
         return self.data_dir is None
 
-    def locate(self, folder: str, hub_id: str, revision: str | None, *, task: str = "") -> tuple[str, str | None]:
-        """(local benchmark folder or Hub repo id, revision) of the benchmark whose folder name is ``folder``."""
+    def locate(self, folder: str, hub_id: str, revision: str | None, *, task: str = "",
+               upstream_build: Callable[[], Path] | None = None) -> tuple[str, str | None]:
+        """(local benchmark folder or Hub repo id, revision) of the benchmark whose folder name is ``folder``.
+
+        On the Hub, when ``hub_id`` is missing and ``upstream_build`` is given, the folder it returns (the
+        benchmark built from its upstream release), with revision None as for any local folder."""
         if self.data_dir is None:
+            if upstream_build is not None and hub_repo_missing(hub_id, revision):
+                return str(upstream_build()), None
             return hub_id, revision
         path = self.data_dir / folder
         if not path.is_dir():
@@ -51,6 +61,22 @@ class DataSource:
 
     def __str__(self) -> str:
         return "the Hub" if self.data_dir is None else str(self.data_dir)
+
+
+def hub_repo_missing(repo_id: str, revision: str | None) -> bool:
+    """Whether the dataset repo cannot be read: not on the Hub (404, or 401 for a private repo without access),
+    or offline / the Hub unreachable and not in the Hugging Face cache. Its card is fetched to find out (the
+    task reads it next anyway, from the cache). A gated repo is not missing: reading it says how to get access."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError
+
+    try:
+        hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=revision)
+    except GatedRepoError:
+        return False
+    except (RepositoryNotFoundError, LocalEntryNotFoundError):
+        return True
+    return False
 
 
 def choose_source(data_dir: str | None, environ: Mapping[str, str], default: Path | None) -> DataSource:

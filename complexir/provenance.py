@@ -1,5 +1,6 @@
 """Which data a score came from: a Hub repo at a resolved commit, a local benchmark folder by name and content
-digest, or the demo copy shipped in the package.
+digest, the demo copy shipped in the package, or a benchmark built locally from its upstream release when our Hub
+repo was missing (``complexir.build_cache``).
 
 Every result names its data this way (MTEB's ``dataset_revision``, the per-query files, the printed table), so a
 demo number can never pass for a benchmark number, and results of two different builds are never mixed up.
@@ -9,23 +10,30 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .card import read_front_matter
 
-HUB, LOCAL, DEMO = "hub", "local", "demo"
+HUB, LOCAL, DEMO, UPSTREAM = "hub", "local", "demo", "upstream"
 DEMO_REVISION_PREFIX = "complexir-demo-"
 LOCAL_REVISION_PREFIX = "local-"
+UPSTREAM_REVISION_PREFIX = "upstream-build-"
+#: Beside a benchmark folder built from the upstream release (``<entry>/<folder>/``): what it was built from
+UPSTREAM_BUILD_RECORD = "upstream-build.json"
 _DIGEST = re.compile(r"content sha256 ([0-9a-f]+)")
 
 
 @dataclass(frozen=True)
 class DataProvenance:
-    kind: str  # HUB, LOCAL or DEMO
+    kind: str  # HUB, LOCAL, DEMO or UPSTREAM
     name: str  # the Hub repo id, or the benchmark folder's name
     version: str  # the resolved Hub commit, or the folder's content digest
+    #: UPSTREAM only: ``<upstream repo>@<commit>`` of every upstream repo built from, and ``complexir <version>``
+    built_from: str = ""
+    builder: str = ""
 
     @property
     def revision(self) -> str:
@@ -33,7 +41,7 @@ class DataProvenance:
         Hub revision can be (so MTEB never takes it for the published benchmark's)."""
         if self.kind == HUB:
             return self.version
-        prefix = DEMO_REVISION_PREFIX if self.kind == DEMO else LOCAL_REVISION_PREFIX
+        prefix = {DEMO: DEMO_REVISION_PREFIX, UPSTREAM: UPSTREAM_REVISION_PREFIX}.get(self.kind, LOCAL_REVISION_PREFIX)
         return f"{prefix}{self.name}-{self.version}"
 
     @property
@@ -45,20 +53,29 @@ class DataProvenance:
             return f"Hub dataset {self.name} at commit {self.version}"
         if self.kind == DEMO:
             return f"DEMO copy of {self.name} shipped in complexir (content sha256 {self.version})"
+        if self.kind == UPSTREAM:
+            return (f"built from {self.built_from} by {self.builder} (local cache, not a published Hub repo; "
+                    f"{self.name} content sha256 {self.version})")
         return f"local folder {self.name} (content sha256 {self.version})"
 
     def as_dict(self) -> dict[str, str]:
-        return {**asdict(self), "revision": self.revision}
+        out = {**asdict(self), "revision": self.revision}
+        if self.kind != UPSTREAM:
+            del out["built_from"], out["builder"]
+        return out
 
 
 def kind_of_revision(revision: str | None) -> str | None:
-    """HUB, LOCAL or DEMO from a recorded ``dataset_revision``; None when it names no data (e.g. ``"main"``)."""
+    """HUB, LOCAL, DEMO or UPSTREAM from a recorded ``dataset_revision``; None when it names no data (e.g.
+    ``"main"``)."""
     if not revision or revision in ("main", "unknown", "dataset revision not available"):
         return None
     if revision.startswith(DEMO_REVISION_PREFIX):
         return DEMO
     if revision.startswith(LOCAL_REVISION_PREFIX):
         return LOCAL
+    if revision.startswith(UPSTREAM_REVISION_PREFIX):
+        return UPSTREAM
     return HUB if re.fullmatch(r"[0-9a-f]{40}", revision) else None
 
 
@@ -85,8 +102,26 @@ def content_digest(folder: Path) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
+def built_from_upstream(upstream: dict[str, str]) -> str:
+    """``<repo>@<commit>, ...`` of the upstream repos a build read."""
+    return ", ".join(f"{repo}@{commit}" for repo, commit in upstream.items())
+
+
+def read_upstream_record(folder: str | Path) -> dict | None:
+    """What a benchmark folder built from the upstream release was built from (the record beside it), else None."""
+    record = Path(folder).parent / UPSTREAM_BUILD_RECORD
+    if not record.is_file():
+        return None
+    return json.loads(record.read_text(encoding="utf-8"))
+
+
 def of_local_folder(folder: str | Path) -> DataProvenance:
     folder = Path(folder).resolve()
+    record = read_upstream_record(folder)
+    if record is not None:
+        return DataProvenance(UPSTREAM, folder.name, content_digest(folder),
+                              built_from=built_from_upstream(record["upstream"]),
+                              builder=f"complexir {record['complexir']}")
     kind = DEMO if folder.parent == demo_root() else LOCAL
     return DataProvenance(kind, folder.name, content_digest(folder))
 

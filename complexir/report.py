@@ -139,9 +139,24 @@ def check_provenance(run: ModelRun, *, allow_demo: bool) -> list[str]:
 
 
 DEMO_LABEL = " [DEMO data, not benchmark scores]"
+UPSTREAM_LABEL = " [built locally from the upstream release, not the published dataset repo]"
 
 
-def eval_results(run: ModelRun, rows: list[Row], demo: frozenset[str] | set[str] = frozenset()) -> list[Any]:
+def built_from_upstream(run: ModelRun) -> list[str]:
+    """The tasks whose results scored a benchmark built locally from its upstream release (the task's Hub repo
+    was missing, ``complexir.build_cache``): real data, labelled as built locally, not as the published repo."""
+    from complexir import provenance
+
+    return [name for name, result in sorted(run.task_results.items())
+            if provenance.kind_of_revision(result.dataset_revision) == provenance.UPSTREAM]
+
+
+def _label(task: str, demo: frozenset[str] | set[str], upstream: frozenset[str] | set[str]) -> str:
+    return DEMO_LABEL if task in demo else UPSTREAM_LABEL if task in upstream else ""
+
+
+def eval_results(run: ModelRun, rows: list[Row], demo: frozenset[str] | set[str] = frozenset(),
+                 upstream: frozenset[str] | set[str] = frozenset()) -> list[Any]:
     """``huggingface_hub`` ``EvalResult`` objects (the card's ``model-index``), one per row and metric.
 
     Fields follow mteb's own card convention (``TaskResult.get_hf_eval_results``): task type from the
@@ -150,7 +165,8 @@ def eval_results(run: ModelRun, rows: list[Row], demo: frozenset[str] | set[str]
     not the MTEB subset. Our tasks share one Hub repo per benchmark and most have the MTEB subset
     ``default``, and the Hub groups model-index results by (task type, dataset, config, split, revision):
     with ``default`` every CRUMB task would be filed under the first one's name. The dataset revision is the one
-    the result records (the data actually scored); tasks in ``demo`` are labelled as demo in name and source.
+    the result records (the data actually scored); tasks in ``demo`` are labelled as demo in name and source, those
+    in ``upstream`` as built locally from the upstream release.
     """
     from huggingface_hub import EvalResult
 
@@ -159,7 +175,7 @@ def eval_results(run: ModelRun, rows: list[Row], demo: frozenset[str] | set[str]
         task = find_task(row.task)
         meta = task.metadata
         config = getattr(task, "layout_subsets", {}).get(row.subset) or row.subset
-        label = DEMO_LABEL if row.task in demo else ""
+        label = _label(row.task, demo, upstream)
         result = run.task_results.get(row.task)
         revision = result.dataset_revision if result is not None else meta.dataset["revision"]
         for metric, value in row.scores.items():
@@ -207,9 +223,11 @@ def merge_card(card_path: Path | None, run: ModelRun, results: list[Any], sectio
 
 
 def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None,
-                              demo: frozenset[str] | set[str] = frozenset()) -> list[Path]:
+                              demo: frozenset[str] | set[str] = frozenset(),
+                              upstream: frozenset[str] | set[str] = frozenset()) -> list[Path]:
     """``.eval_results/<Task>.yaml`` as mteb 2 uploads them (mteb's own serialiser), with the dataset revision the
-    result records (mteb writes the task's declared one); tasks in ``demo`` say so in their notes."""
+    result records (mteb writes the task's declared one); tasks in ``demo`` say so in their notes, and those in
+    ``upstream`` that their data was built locally from the upstream release."""
     folder = out / ".eval_results"
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -218,10 +236,11 @@ def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None,
         for i, entry in enumerate(benchmark_result.root):
             update: dict[str, Any] = {"dataset": entry.dataset.model_copy(
                 update={"revision": result.dataset_revision})}
-            if task_name in demo:
-                update["notes"] = (entry.notes or "") + DEMO_LABEL
+            label = _label(task_name, demo, upstream)
+            if label:
+                update["notes"] = (entry.notes or "") + label
                 if entry.source is not None:
-                    update["source"] = entry.source.model_copy(update={"name": (entry.source.name or "") + DEMO_LABEL})
+                    update["source"] = entry.source.model_copy(update={"name": (entry.source.name or "") + label})
             benchmark_result.root[i] = entry.model_copy(update=update)
         path = folder / f"{task_name}.yaml"
         path.write_text(benchmark_result.to_yaml(), encoding="utf-8")
@@ -245,6 +264,7 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
     out = Path(out)
     run = load_run(results, model)
     demo = set(check_provenance(run, allow_demo=allow_demo))
+    upstream = set(built_from_upstream(run))
     base = load_run(baseline, baseline_model) if baseline is not None else None
     if base is not None and not base.per_query:
         logger.warning("baseline %s has no per-query scores: no significance tests", base.model)
@@ -258,11 +278,11 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
         charts.benchmark_chart([r for r in rows if r.benchmark == bench], out / REPORT_DIR / name,
                                title=f"{bench}: {run.label}", baseline_name=base.label if base else None)
         chart_files[bench] = f"{REPORT_DIR}/{name}"
-    section = render_section(run, rows, chart_files, base)
-    merged = merge_card(Path(card) if card else None, run, eval_results(run, rows, demo), section)
+    section = render_section(run, rows, chart_files, base, built_locally=upstream)
+    merged = merge_card(Path(card) if card else None, run, eval_results(run, rows, demo, upstream), section)
     card_path = out / "README.md"
     merged.save(card_path)
-    write_eval_results_folder(run, out, demo=demo)
+    write_eval_results_folder(run, out, demo=demo, upstream=upstream)
     significance = [
         {"benchmark": r.benchmark, "task": r.task, "subset": r.subset, "split": r.split, "metric": m,
          "model": r.scores.get(m), "baseline": r.baseline.get(m), **t}

@@ -77,10 +77,16 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None) -> str:
-    """The model card's body section: one table (and chart, when ``charts`` names one) per benchmark."""
+def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None,
+                   built_locally: set[str] | frozenset[str] = frozenset()) -> str:
+    """The model card's body section: one table (and chart, when ``charts`` names one) per benchmark; the tasks
+    in ``built_locally`` are named as scored on data built locally from the upstream release."""
     parts = [SECTION_START, "## Evaluation results (complexir)", "",
              f"Model `{run.label}` (revision `{run.revision}`); scores from MTEB {_mteb_versions(run)}."]
+    if built_locally:
+        revisions = ", ".join(f"{t} (`{run.task_results[t].dataset_revision}`)" for t in sorted(built_locally))
+        parts += ["", "Scored on benchmark data built locally from the upstream release by complexir, because the "
+                  f"published dataset repo was not available: {revisions}."]
     if baseline:
         parts += ["", f"Baseline: `{baseline.label}` (revision `{baseline.revision}`). Δ = model − baseline; "
                   "p = two-sided paired randomisation test on per-query scores "

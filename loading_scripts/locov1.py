@@ -303,6 +303,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", help="Hugging Face cache folder for the Hub download")
 
 
+def pinned_source_args(commits: dict[str, str]) -> list[str]:
+    """The arguments naming the two upstream repos at exactly these commits (repo id -> commit): what a build
+    from the release into the cache (``complexir.build_cache``) passes."""
+    return ["--source", f"{DOCUMENTS_REPO},{QUERIES_REPO}", "--documents-revision", commits[DOCUMENTS_REPO],
+            "--queries-revision", commits[QUERIES_REPO]]
+
+
 def build(args: argparse.Namespace) -> int:
     build_locov1(
         args.source, args.out, overwrite=args.overwrite, tasks=args.subset, revision=args.revision,

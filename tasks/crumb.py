@@ -218,6 +218,9 @@ class CRUMBTask(LayoutRetrievalTask):
         """The layout subset whose queries and qrels score this task."""
         return self.crumb_task + "_full" if (self.full_document or self.maxp) else self.crumb_task
 
+    def upstream_subsets(self) -> tuple[str, ...]:
+        return (self.crumb_task,)  # builds <task> and, for a full-document task, <task>_full
+
     def available_in(self, data_dir: str | os.PathLike) -> bool:
         if not super().available_in(data_dir):
             return False

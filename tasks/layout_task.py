@@ -8,7 +8,9 @@ task's metadata. Nothing is copied.
 Where the data comes from is a :class:`~complexir.data_source.DataSource` handed to the task, first match wins:
 1. ``task.source`` on the instance (``complexir run`` sets it; ``task.data_dir = folder`` is the short form),
 2. ``default_source`` on the class (the mteb hook sets it from ``COMPLEXIR_DATA_DIR`` for the plain ``mteb`` CLI),
-3. the Hub repo ``metadata.dataset["path"]`` at ``metadata.dataset["revision"]``.
+3. the Hub repo ``metadata.dataset["path"]`` at ``metadata.dataset["revision"]``; when that repo is missing (not
+   on the Hub, or offline and not cached), the benchmark built from its upstream release, once, into a local cache
+   (``complexir.build_cache``; offline, the cached build), for the subsets this task reads.
 No task reads the environment.
 
 Evaluation goes through MTEB's public entry points only: :meth:`evaluate` (MTEB's, then the judged queries
@@ -21,6 +23,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import tempfile
+from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -118,8 +123,35 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     def data_source(self) -> tuple[str, str | None]:
         """(local folder or Hub repo id, revision) this task reads."""
         source = self.source or self.default_source or DataSource.hub()
+        built = self.__dict__.get("_upstream_build")
+        if built is not None and built[0] == source:  # decided once: the Hub repo is missing, read the build
+            return built[1], None
         return source.locate(self.benchmark_dir, self.metadata.dataset["path"], self.metadata.dataset["revision"],
-                             task=self.metadata.name)
+                             task=self.metadata.name, upstream_build=lambda: self._build_from_upstream(source))
+
+    def _build_from_upstream(self, source: DataSource) -> Path:
+        """The benchmark folder built from the upstream release (once per machine; see ``complexir.build_cache``),
+        holding :meth:`upstream_subsets`; remembered, so this instance asks the Hub once."""
+        from complexir import build_cache
+        from complexir.benchmarks import get_spec
+
+        spec = get_spec(self.benchmark_dir)
+        task_classes = import_module(spec.task_module).TASKS
+        folder = build_cache.ensure_built(
+            spec, self.upstream_subsets(),
+            describe=lambda out: write_descriptive_statistics(out, spec, task_classes))
+        logger.warning("%s: %s is not on the Hub; reading %s, %s", self.metadata.name, self.metadata.dataset["path"],
+                       folder, provenance.of_local_folder(folder).describe())
+        self.__dict__["_upstream_build"] = (source, str(folder))
+        return folder
+
+    def upstream_subsets(self) -> tuple[str, ...]:
+        """The benchmark's subsets (``complexir build --subset`` names) whose build holds this task's data: by
+        default those named like one of its layout subsets."""
+        from complexir.benchmarks import get_spec
+
+        layouts = set(self.layout_subsets.values())
+        return tuple(name for name in get_spec(self.benchmark_dir).subset_names() if name in layouts)
 
     def card(self, source: str | os.PathLike, revision: str | None = None) -> BenchmarkFolder:
         """The parsed card of a local benchmark folder or Hub repo; this task parses each one once."""
@@ -299,6 +331,37 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 
 
 DESCRIPTIVE_STATS_FOLDER = "descriptive_stats"  # in a benchmark folder: <Task>.json, mteb's statistics of that data
+
+
+def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec,
+                                 task_classes: Sequence[type[LayoutRetrievalTask]]) -> list[Path]:
+    """mteb's descriptive statistics (``AbsTask.calculate_descriptive_statistics``) of every task of
+    ``task_classes`` (``spec``'s) whose data ``folder`` holds, computed on that data and stored in it as
+    ``descriptive_stats/<Task>.json``; the tasks read them from there (``mteb``'s metadata checks need them)."""
+    folder = Path(folder).resolve()
+    written = []
+    with tempfile.TemporaryDirectory() as tmp:
+        # tasks read <data dir>/<benchmark folder name>: a folder built under another name is linked under its own
+        data_dir = folder.parent
+        if folder.name != spec.folder:
+            data_dir = Path(tmp)
+            (data_dir / spec.folder).symlink_to(folder, target_is_directory=True)
+        for cls in task_classes:
+            task = cls()
+            if not task.available_in(data_dir):
+                continue
+            task.data_dir = data_dir
+            task.data_provenance()  # points the task's metadata at this folder's statistics
+            if task.allow_missing_subsets:
+                task.restrict_to_present()
+                # mteb's statistics walk the metadata's subsets: only those this folder holds
+                langs = task.metadata.eval_langs
+                if isinstance(langs, dict):
+                    task.metadata = task.metadata.model_copy(
+                        update={"eval_langs": {s: langs[s] for s in task.hf_subsets}})
+            task.calculate_descriptive_statistics(overwrite_results=True)
+            written.append(folder / DESCRIPTIVE_STATS_FOLDER / f"{cls.metadata.name}.json")
+    return written
 
 
 class LayoutTaskMetadata(TaskMetadata):

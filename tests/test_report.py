@@ -251,6 +251,34 @@ def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_
     assert all(DEMO_LABEL in e["notes"] for e in eval_results)
 
 
+def test_report_takes_data_built_from_upstream_as_real_but_says_so(two_runs, tiny, tmp_path):
+    """A result scored on a benchmark built locally from its upstream release (the task's Hub repo was missing) is
+    real data: no --allow-demo needed, never labelled demo, but labelled as built locally, with its revision."""
+    import shutil
+
+    from complexir.cli.main import main
+    from complexir.report import DEMO_LABEL, UPSTREAM_LABEL
+
+    full, meta = two_runs["full"]
+    copy = tmp_path / "copy"
+    shutil.copytree(full, copy)
+    path = copy / "results" / meta.name.replace("/", "__") / meta.revision / f"{tiny.TASK_NAME}.json"
+    result = json.loads(path.read_text())
+    revision = "upstream-build-tiny-health-0123456789abcdef"
+    result["dataset_revision"] = revision
+    path.write_text(json.dumps(result))
+    assert main(["report", str(copy), "--out", str(tmp_path / "report")]) == 0
+    card = tmp_path / "report" / "README.md"
+    entries = _front_matter(card)["model-index"][0]["results"]
+    assert entries and all(UPSTREAM_LABEL in e["dataset"]["name"] and DEMO_LABEL not in e["dataset"]["name"]
+                           for e in entries)
+    assert all(e["dataset"]["revision"] == revision for e in entries)
+    assert f"{tiny.TASK_NAME} (`{revision}`)" in card.read_text() and "built locally from the upstream" in \
+        card.read_text()
+    eval_results = yaml.safe_load((tmp_path / "report" / ".eval_results" / f"{tiny.TASK_NAME}.yaml").read_text())
+    assert all(UPSTREAM_LABEL in e["notes"] for e in eval_results)
+
+
 def test_run_never_overwrites_results_of_other_data(two_runs, tiny, tmp_path):
     """MTEB files results by model and task only: a run over other data must not silently replace them."""
     import shutil

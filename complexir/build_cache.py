@@ -1,0 +1,230 @@
+"""Day one without our Hub repos: a benchmark built from its upstream release, once, into a local cache.
+
+When a task's standard-layout repo (``complexir/<benchmark>``) is not on the Hub (or, offline, not in the Hugging
+Face cache), the task reads this instead: the benchmark's own loading script run on the upstream release
+(``BenchmarkSpec.upstream``) at its resolved commit, exactly as ``complexir build`` runs it, for the subsets the
+task needs. A build lives in
+
+    $COMPLEXIR_CACHE/<folder>/<repo>@<commit>[+<repo>@<commit>]/complexir-<version>/<subsets>/
+        <folder>/             the benchmark folder (a data dir's entry: what ``--data-dir`` would hold)
+        upstream-build.json   what it was built from (complexir.provenance reads it)
+
+(default ``$HF_HOME/complexir``). The key holds every upstream repo and commit, so a new upstream commit is a new
+build and an old one is never read for it, and the complexir version, whose builders may write other data. An
+entry appears in one rename of a finished folder (``complexir.atomic``), so a build that fails or is killed leaves
+no entry to read (its hidden ``.<subsets>.partial-*`` folder is removed by the next build); builds run under a file
+lock, so two processes racing build once and the second reads what the first built. Offline, the newest complete
+entry is read without asking the Hub for the upstream commit.
+
+The loading scripts are named by import path in the spec registry and imported only when a build runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from pathlib import Path
+
+from . import atomic
+from .benchmarks import BenchmarkSpec
+from .provenance import UPSTREAM_BUILD_RECORD, built_from_upstream, read_upstream_record
+
+logger = logging.getLogger(__name__)
+
+#: where builds from the upstream releases are kept (default: ``complexir`` under the Hugging Face home)
+CACHE_ENV = "COMPLEXIR_CACHE"
+PARTIAL = "partial"
+
+
+def cache_root() -> Path:
+    """``$COMPLEXIR_CACHE``, else ``complexir/`` in the Hugging Face home (``$HF_HOME``, ~/.cache/huggingface)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HOME) / "complexir"
+
+
+def complexir_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("complexir")
+    except PackageNotFoundError:  # a source checkout that was never installed
+        return "unknown"
+
+
+def no_release_message(spec: BenchmarkSpec) -> str:
+    return (f"{spec.hub_id} is not on the Hub, and {spec.name} has no public release to build it from: build it "
+            f"from your pair files with `complexir build {spec.folder} --source PAIRS --out DATA/{spec.folder}`, "
+            f"then run with --data-dir DATA (or COMPLEXIR_DATA_DIR=DATA)")
+
+
+def _subsets_key(subsets: Sequence[str]) -> str:
+    return "+".join(subsets) if subsets else "all"
+
+
+def _upstream_key(commits: dict[str, str]) -> str:
+    return "+".join(f"{repo.replace('/', '--')}@{commit}" for repo, commit in commits.items())
+
+
+def entry_path(spec: BenchmarkSpec, commits: dict[str, str], subsets: Sequence[str]) -> Path:
+    """The cache entry of ``spec``'s ``subsets`` built from the upstream ``commits`` (repo id -> commit)."""
+    return (cache_root() / spec.folder / _upstream_key(commits) / f"complexir-{complexir_version()}"
+            / _subsets_key(subsets))
+
+
+def _complete(entry: Path, spec: BenchmarkSpec) -> bool:
+    return (entry / UPSTREAM_BUILD_RECORD).is_file() and (entry / spec.folder).is_dir()
+
+
+def newest_cached(spec: BenchmarkSpec, subsets: Sequence[str]) -> Path | None:
+    """The benchmark folder of the most recently finished entry for these subsets (any upstream commit, this
+    complexir version), found on disk alone: what an offline run reads."""
+    pattern = f"*/complexir-{complexir_version()}/{_subsets_key(subsets)}"
+    entries = [e for e in (cache_root() / spec.folder).glob(pattern) if _complete(e, spec)]
+    if not entries:
+        return None
+    newest = max(entries, key=lambda e: read_upstream_record(e / spec.folder)["built_at"])
+    return newest / spec.folder
+
+
+def upstream_commits(spec: BenchmarkSpec) -> dict[str, str]:
+    """The commit each upstream repo's ``main`` is at now (one Hub API call per repo)."""
+    from huggingface_hub import HfApi
+
+    api = HfApi()
+    return {repo: api.dataset_info(repo).sha for repo in spec.upstream}
+
+
+def add_build_options(parser: argparse.ArgumentParser, spec: BenchmarkSpec) -> object:
+    """The options of ``complexir build <folder>``: ``--out``, ``--overwrite`` and the loading script's own;
+    returns the loading script module."""
+    module = import_module(spec.loading_script)
+    parser.add_argument("--out", required=True, help="the benchmark folder to write (atomically)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    module.add_arguments(parser)  # adds --source with the benchmark's default, and its own options
+    return module
+
+
+def _source_args(module: object, spec: BenchmarkSpec, commits: dict[str, str]) -> list[str]:
+    """The loading script's arguments naming the upstream repos at exactly ``commits``: its own
+    ``pinned_source_args(commits)`` where it reads several repos, else ``--source REPO --revision COMMIT``."""
+    pinned = getattr(module, "pinned_source_args", None)
+    if pinned is not None:
+        return list(pinned(commits))
+    if len(commits) != 1:
+        raise ValueError(f"{spec.loading_script} reads {len(commits)} upstream repos but has no "
+                         "pinned_source_args(commits) to name their commits")
+    (repo, commit), = commits.items()
+    return ["--source", repo, "--revision", commit]
+
+
+def _progress() -> bool:
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    return not are_progress_bars_disabled()
+
+
+def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str], subsets: Sequence[str]) -> None:
+    """``complexir build <folder> --out OUT --source ... [--subset ...]``, parsed as that command parses it."""
+    parser = argparse.ArgumentParser(prog=f"complexir build {spec.folder}")
+    module = add_build_options(parser, spec)
+    argv = ["--out", str(out), *_source_args(module, spec, commits)]
+    if subsets:
+        argv += ["--subset", *subsets]
+    if not _progress():
+        argv.append("--no-progress")
+    module.build(parser.parse_args(argv))
+
+
+def _build(spec: BenchmarkSpec, commits: dict[str, str], subsets: Sequence[str], entry: Path,
+           describe: Callable[[Path], object] | None) -> None:
+    """Build into a hidden sibling of ``entry``, record what it was built from, and rename it into place."""
+    partial = atomic.sibling(entry, PARTIAL)
+    partial.mkdir()
+    try:
+        out = partial / spec.folder
+        _run_loading_script(spec, out, commits, subsets)
+        if describe is not None:
+            describe(out)
+        record = {"benchmark": spec.name, "upstream": commits, "subsets": list(subsets),
+                  "complexir": complexir_version(), "built_at": time.time()}
+        (partial / UPSTREAM_BUILD_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
+
+        def taken(target: Path) -> None:  # under the lock no one else writes the entry
+            raise FileExistsError(f"{target} appeared while this process held its build lock")
+
+        atomic.replace_folder(partial, entry, taken)
+    except BaseException:
+        problem = atomic.remove_tree(partial)
+        if problem:
+            logger.error("could not delete the unfinished build %s (%s); delete it by hand", partial, problem)
+        raise
+
+
+def _remove_unfinished(entry: Path) -> None:
+    """Delete the hidden partial builds beside ``entry``: called under the build lock, when no live build of this
+    entry exists, so any left are a killed process's."""
+    for leftover in entry.parent.glob(f".{entry.name}.{PARTIAL}-*"):
+        logger.info("removing %s, left by a build that did not finish", leftover)
+        problem = atomic.remove_tree(leftover)
+        if problem:
+            logger.warning("could not delete %s (%s)", leftover, problem)
+
+
+def ensure_built(spec: BenchmarkSpec, subsets: Sequence[str] = (), *,
+                 describe: Callable[[Path], object] | None = None) -> Path:
+    """The folder of ``spec`` (only ``subsets``, every one when empty) built from the upstream release at its
+    current commit, building it first if no process has yet; offline, the newest build in the cache.
+
+    ``describe(folder)`` runs on a new build before it is put in place (``complexir build`` adds mteb's
+    descriptive statistics there). Errors are one line saying what to do.
+    """
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+
+    if not spec.upstream:
+        raise FileNotFoundError(no_release_message(spec))
+    subsets = tuple(subsets)
+    what = f"{spec.name}" + (f" ({', '.join(subsets)})" if subsets else "")
+    if constants.HF_HUB_OFFLINE:
+        cached = newest_cached(spec, subsets)
+        if cached is None:
+            raise FileNotFoundError(
+                f"{spec.hub_id} is not in the Hugging Face cache and no build of {what} from "
+                f"{', '.join(spec.upstream)} is in {cache_root() / spec.folder} (HF_HUB_OFFLINE is set): run once "
+                f"online to build it, or build it with `complexir build {spec.folder}` and pass --data-dir")
+        return cached
+    try:
+        commits = upstream_commits(spec)
+    except RepositoryNotFoundError as error:
+        raise FileNotFoundError(
+            f"neither {spec.hub_id} nor its upstream release {error.repo_id or ', '.join(spec.upstream)} is on the "
+            f"Hub for this token: build {spec.name} from a local copy with `complexir build {spec.folder} --source "
+            f"DIR --out DATA/{spec.folder}` and pass --data-dir DATA") from error
+    except HfHubHTTPError:
+        raise
+    except Exception:  # the Hub unreachable (the HTTP client's connection errors): a build made earlier will do
+        cached = newest_cached(spec, subsets)
+        if cached is None:
+            raise
+        logger.warning("the Hub is unreachable: reading the build of %s in %s", what, cached.parent)
+        return cached
+    entry = entry_path(spec, commits, subsets)
+    if not _complete(entry, spec):
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        from filelock import FileLock
+
+        with FileLock(str(entry.parent / f".{entry.name}.lock")):
+            if not _complete(entry, spec):  # another process may have built it while this one waited
+                _remove_unfinished(entry)
+                logger.warning("%s is not on the Hub: building %s from %s once, into %s", spec.hub_id, what,
+                               built_from_upstream(commits), entry)
+                _build(spec, commits, subsets, entry, describe)
+    return entry / spec.folder
