@@ -109,8 +109,7 @@ def test_a_missing_repo_is_built_from_upstream_once_and_scores_like_a_local_buil
 
     (entry,) = _entries(cache, "crumb")
     assert entry.relative_to(cache).parts[:2] == ("crumb", f"jfkback--crumb@{commits['jfkback/crumb']}")
-    assert entry.name == "legal_qa" and sorted(p.name for p in entry.parent.iterdir()) == [".legal_qa.lock",
-                                                                                         "legal_qa"]
+    assert entry.name == "legal_qa" and not [p for p in entry.parent.iterdir() if ".partial-" in p.name]
     # the same data as the local build (same content digest), so the same scores
     digest = expected["dataset_revision"].removeprefix("local-crumb-")
     built_from = f"built from jfkback/crumb@{commits['jfkback/crumb']} by complexir "
