@@ -142,6 +142,7 @@ class CRUMBSearch:
         self.splits = splits
         self.maxp = maxp
         self.corpus_size = 0
+        self._indexed: dict[str, Any] = {}  # the arguments of the last index call, to index again before a re-search
         #: (hf_subset, hf_split) → the deepest passage search MaxP needed for its exact top documents
         self.passage_depths: dict[tuple[str, str], int] = {}
 
@@ -156,8 +157,10 @@ class CRUMBSearch:
     def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.corpus_size = len(corpus)
-        self.search_model.index(corpus, task_metadata=self._with_prompt(task_metadata, hf_subset), hf_split=hf_split,
-                                hf_subset=hf_subset, encode_kwargs=encode_kwargs, num_proc=num_proc, **kwargs)
+        self._indexed = {"corpus": corpus, "task_metadata": self._with_prompt(task_metadata, hf_subset),
+                         "hf_split": hf_split, "hf_subset": hf_subset, "encode_kwargs": encode_kwargs,
+                         "num_proc": num_proc, **kwargs}
+        self.search_model.index(**self._indexed)
 
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
@@ -191,6 +194,9 @@ class CRUMBSearch:
             logger.info("%s/%s: MaxP: %d of %d queries have fewer than %d exact documents; searching %d passages",
                         task_metadata.name, hf_split, len(short), len(pending), wanted, depth)
             pending = list(short)
+            # MTEB's own search wrapper forgets the corpus after a search (its task_corpus is reset to None): index
+            # it again, which only hands it the corpus (MTEB encodes the corpus in search, or through an index backend)
+            self.search_model.index(**self._indexed)
             results.update(search(queries.select([i for i, q in enumerate(queries["id"]) if q in short]), depth))
         self.passage_depths[(hf_subset, hf_split)] = depth
         return {qid: top_documents(docs, top_k) for qid, docs in maxp_collapse(results, parents).items()}

@@ -25,16 +25,21 @@ OFFICIAL = {parse_measure(m).mteb_key: m for m in CRUMB.official_measures}
 
 
 class FixedRun:
-    """An MTEB search model returning a fixed passage run: its top ``top_k`` passages, ties by id descending."""
+    """An MTEB search model returning a fixed passage run: its top ``top_k`` passages, ties by id descending. Like
+    MTEB's own ``SearchEncoderWrapper`` it forgets the corpus after each search (so a second search needs an index)."""
 
     def __init__(self, runs: dict[str, dict[str, dict[str, float]]]):
         self.runs = runs
         self.depths: dict[str, list[int]] = {}  # split → the depth of each search, in order
+        self.corpus = None
 
     def index(self, corpus, **kwargs) -> None:
-        pass
+        self.corpus = corpus
 
     def search(self, queries, *, top_k, hf_split, **kwargs):
+        if self.corpus is None:
+            raise ValueError("Corpus must be indexed before searching.")  # as MTEB's SearchEncoderWrapper
+        self.corpus = None
         run = self.runs[hf_split]
         self.depths.setdefault(hf_split, []).append(top_k)
         return {q: dict(sorted(run[q].items(), key=lambda x: (x[1], x[0]), reverse=True)[:top_k])
