@@ -53,6 +53,8 @@ ENV_SWITCH = "COMPLEXIR_MTEB_HOOK"
 EXTRA_MODULES_ENV = "COMPLEXIR_MTEB_TASK_MODULES"
 #: Attribute prefix under which our benchmarks are placed in ``mteb.benchmarks.benchmarks``.
 BENCHMARK_ATTR_PREFIX = "COMPLEXIR_BENCHMARK_"
+#: Modules of this package are watched too, so that registration never runs while one of them is half made.
+OWN_PACKAGE = "complexir."
 
 
 class MtebHookWarning(RuntimeWarning):
@@ -205,19 +207,27 @@ def _guarded(callback: Callable[[ModuleType], None]) -> Callable[[ModuleType], N
     return run
 
 
+def _ours_executing() -> bool:
+    """Whether a provider or any complexir module is still running its code. Registering then would import the
+    task modules while that module is half made: ``from complexir.models import ...`` imports mteb before it
+    defines what the task modules import from it. Registration waits for the outermost one to finish."""
+    return any(name.startswith(OWN_PACKAGE) for name in _executing) or bool(_executing.intersection(_providers()))
+
+
 @_guarded
 def _after_mteb(module: ModuleType) -> None:
     check_mteb_version()
-    if _executing.intersection(_providers()):
+    if _ours_executing():
         return  # e.g. `import complexir.tasks` imported mteb: registration runs once that module is done
     register()
 
 
 @_guarded
 def _after_provider(module: ModuleType) -> None:
-    if "mteb" not in sys.modules or "mteb" in _executing or _executing.intersection(_providers()):
-        return  # mteb's own completion, or the outermost provider's, triggers registration
-    register()
+    if "mteb" not in sys.modules or "mteb" in _executing or _ours_executing():
+        return  # mteb's own completion, or the outermost provider's or complexir module's, triggers registration
+    if not _registered:
+        register()
 
 
 @_guarded
@@ -265,7 +275,7 @@ class MtebHookFinder:  # the meta-path finder protocol; see _NotifyingLoader on 
         self.providers = frozenset(_providers())
 
     def find_spec(self, fullname: str, path: object = None, target: ModuleType | None = None) -> object:
-        if fullname not in _WATCHED and fullname not in self.providers:
+        if fullname not in _WATCHED and fullname not in self.providers and not fullname.startswith(OWN_PACKAGE):
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
