@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -91,24 +91,11 @@ def clear_benchmark_caches(get_benchmark: ModuleType) -> None:
         getattr(get_benchmark, cache_name).cache_clear()
 
 
-# -- encoding and scoring -------------------------------------------------------------------------------------
+# -- encoding -------------------------------------------------------------------------------------
 def create_dataloader(dataset: Any, **kwargs: Any) -> Any:
     """mteb's own dataloader for ``dataset`` (what its encoders' ``encode`` takes), as its tasks build it."""
     module = importlib.import_module("mteb._create_dataloaders")
     return required(module, "create_dataloader", Callable)(dataset, **kwargs)
-
-
-def retrieval_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
-                     k_values: Sequence[int]) -> dict[str, float]:
-    """MTEB's retrieval scores of ``run`` against ``qrels`` (``ndcg_at_10``, ``recall_at_100``, ``mrr_at_10``,
-    ``accuracy``, ...), computed exactly as its retrieval tasks compute them."""
-    metrics = importlib.import_module("mteb._evaluators.retrieval_metrics")
-    calculate = required(metrics, "calculate_retrieval_scores", Callable)
-    make_score_dict = required(metrics, "make_score_dict", Callable)
-    result = calculate(run, qrels, list(k_values))
-    return make_score_dict(ndcg=result.ndcg, _map=result.map, recall=result.recall, precision=result.precision,
-                           mrr=result.mrr, naucs=result.naucs, naucs_mrr=result.naucs_mrr, hit_rate=result.hit_rate,
-                           task_scores={})
 
 
 # -- model-card results ---------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from mteb.models.abs_encoder import get_prompt_name
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
 
-from complexir.embedding_store import EmbeddingStore, StoreKey, _prefixes, text_hashes
+from complexir.embedding_store import EmbeddingStore, StoreKey, hash_prefixes, text_hashes
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class StoredEncoder:
         inverse = inverse.ravel()
         unique_hashes = hashes[first]
         self.counts.requested += len(texts)
-        self.counts.note(key.digest(), _prefixes(unique_hashes))
+        self.counts.note(key.digest(), hash_prefixes(unique_hashes))
 
         found, vectors = namespace.get(unique_hashes)
         if not found.all():
