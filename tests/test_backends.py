@@ -13,11 +13,11 @@ import json
 
 import pytest
 import sentence_transformers
+from run_output import MODEL_DIR, store_counts
 
 from complexir.cli.main import main
 
 TASK = ["--benchmark", "IRSC", "--task", "IRSCQuery"]
-MODEL_DIR = "sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a"
 
 
 class _ExportStandIn(sentence_transformers.SentenceTransformer):
@@ -40,12 +40,6 @@ class _MissingBackend(sentence_transformers.SentenceTransformer):
         super().__init__(*args, **kwargs)
 
 
-def _store_line(out: str) -> dict[str, int]:
-    line = next(line for line in out.splitlines() if line.startswith("embedding store ("))
-    fields = line.split("): ", 1)[1].split(", ")
-    return {n.strip().removeprefix("texts "): int(v.replace(",", "")) for n, v in (f.rsplit(" ", 1) for f in fields)}
-
-
 def test_a_backend_is_an_experiment_with_its_own_results_and_vectors(tmp_path, capsys, monkeypatch):
     common = [*TASK, "--cache", str(tmp_path / "store"), "--output", str(tmp_path / "out")]
     assert main(["run", *common]) == 0
@@ -66,13 +60,13 @@ def test_a_backend_is_an_experiment_with_its_own_results_and_vectors(tmp_path, c
     assert per_query.is_file()
     assert json.loads(result.read_text())["task_name"] == "IRSCQuery"
     # the store never serves the torch vectors to another backend: everything is encoded again
-    first, second = _store_line(torch_out), _store_line(onnx_out)
+    first, second = store_counts(torch_out), store_counts(onnx_out)
     assert second["encoded"] == first["encoded"] > 0
 
     # torch is the published model, not an experiment: an explicit --backend torch is the plain run, from the store
     monkeypatch.setattr(sentence_transformers, "SentenceTransformer", _ExportStandIn.__mro__[1])
     assert main(["run", *common, "--backend", "torch"]) == 0
-    assert _store_line(capsys.readouterr().out)["encoded"] == 0
+    assert store_counts(capsys.readouterr().out)["encoded"] == 0
 
 
 def test_a_backend_this_install_cannot_load_is_one_line(tmp_path, capsys, monkeypatch):

@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from run_output import MODEL_DIR
 
 from complexir import benchmarks
 from complexir.cli.main import main
 
 FIFTH = Path(__file__).parent / "fixtures" / "fifth"
-MODEL_DIR = "sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a"
 
 
 @pytest.fixture(scope="module")

@@ -8,29 +8,13 @@ import math
 import os
 
 import pytest
+from run_output import MODEL, MODEL_DIR, store_counts, table_rows
 
 from complexir.cli.main import main
 from complexir.cli.run_cmd import demo_data_dir
 from complexir.tasks import BENCHMARKS, TASKS
 from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
 from complexir.validation import validate_folder
-
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-MODEL_DIR = "sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a"
-
-
-def table_rows(out: str) -> list[list[str]]:
-    lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("benchmark "))
-    return [line.split() for line in lines[start + 2:] if line.strip()]
-
-
-def store_counts(out: str) -> dict[str, int]:
-    """The embedding store line of a run: texts requested, unique, encoded, served from the store."""
-    line = next(line for line in out.splitlines() if line.startswith("embedding store ("))
-    fields = line.split("): ", 1)[1].split(", ")
-    return {name.strip().removeprefix("texts "): int(value.replace(",", "")) for name, value in
-            (f.rsplit(" ", 1) for f in fields)}
 
 
 def test_every_benchmark_ships_a_valid_demo():
