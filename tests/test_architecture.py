@@ -125,21 +125,17 @@ def mteb_private_names() -> tuple[set[str], set[str]]:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
             continue
+        names |= own_names(tree, arguments=False)
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                names.add(node.attr)
             if isinstance(node, ast.ClassDef):
                 methods.update(i.name for i in node.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)))
     private = {n for n in names if n.startswith("_") and not n.startswith("__") and n != "_"}
     return private, methods & private
 
 
-def own_names(tree: ast.AST) -> set[str]:
-    """The names a module defines itself (its own private attributes may coincide with mteb's)."""
+def own_names(tree: ast.AST, *, arguments: bool = True) -> set[str]:
+    """The names a module defines itself (functions, classes, assigned names and attributes, and with
+    ``arguments`` its parameters): its own private attributes may coincide with mteb's."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -148,7 +144,7 @@ def own_names(tree: ast.AST) -> set[str]:
             names.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             names.add(node.attr)
-        elif isinstance(node, ast.arg):
+        elif arguments and isinstance(node, ast.arg):
             names.add(node.arg)
     return names
 

@@ -100,16 +100,21 @@ print(json.dumps(out, sort_keys=True))
 """
 
 
-def test_every_task_reads_the_hub_online_then_offline(hub, demo_repos, tmp_path):
-    home = tmp_path / "hf"
-    head = f"from pathlib import Path\nDEMO = Path({str(DEMO)!r})\nSHARDS = False\n"
+def _task_data_local_online_offline(hub, home: Path, *, shards: bool) -> tuple[dict, dict, dict]:
+    """TASK_DATA read from the demo folders, then from the Hub, then offline from the cache (asking the Hub
+    nothing)."""
+    head = f"from pathlib import Path\nDEMO = Path({str(DEMO)!r})\nSHARDS = {shards}\n"
     local = _last_json(run_client(head + "LOCAL = True\n" + TASK_DATA, client_env(hub, home)))
     code = head + "LOCAL = False\n" + TASK_DATA
     online = _last_json(run_client(code, client_env(hub, home)))
     seen = len(hub.state.requests)
     offline = _last_json(run_client(code, client_env(hub, home, offline=True)))
-
     assert hub.state.requests[seen:] == []
+    return local, online, offline
+
+
+def test_every_task_reads_the_hub_online_then_offline(hub, demo_repos, tmp_path):
+    local, online, offline = _task_data_local_online_offline(hub, tmp_path / "hf", shards=False)
     reranks = [name for name in online if name.endswith("Rerank")]
     assert reranks and all(online[n][s][sp]["top_ranked"] for n in reranks for s in online[n] for sp in online[n][s])
     assert online == local
@@ -153,15 +158,7 @@ def test_complexir_run_from_the_hub_records_the_commit(hub, demo_repos, tmp_path
 def test_every_task_streams_its_corpus_shards_from_the_hub_online_then_offline(hub, demo_repos, tmp_path):
     """``corpus_from_shards`` (the streaming engines): the corpus config's parquet files come from the Hub repo's
     snapshot (then from the cache, offline) and hold the rows of the local folder's."""
-    home = tmp_path / "hf"
-    head = f"from pathlib import Path\nDEMO = Path({str(DEMO)!r})\nSHARDS = True\n"
-    local = _last_json(run_client(head + "LOCAL = True\n" + TASK_DATA, client_env(hub, home)))
-    code = head + "LOCAL = False\n" + TASK_DATA
-    online = _last_json(run_client(code, client_env(hub, home)))
-    seen = len(hub.state.requests)
-    offline = _last_json(run_client(code, client_env(hub, home, offline=True)))
-
-    assert hub.state.requests[seen:] == []
+    local, online, offline = _task_data_local_online_offline(hub, tmp_path / "hf", shards=True)
     assert local and all(data["corpus"] for splits in local.values() for subset in splits.values()
                          for data in subset.values())
     assert online == local
