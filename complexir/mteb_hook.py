@@ -226,8 +226,7 @@ def _after_mteb(module: ModuleType) -> None:
 def _after_provider(module: ModuleType) -> None:
     if "mteb" not in sys.modules or "mteb" in _executing or _ours_executing():
         return  # mteb's own completion, or the outermost provider's or complexir module's, triggers registration
-    if not _registered:
-        register()
+    register()
 
 
 @_guarded

@@ -95,7 +95,7 @@ def build_search(args: argparse.Namespace, encoder: Any, *, long_docs: bool) -> 
         from complexir.ray_engine import RayEngine, StoredModelSpec
 
         spec = StoredModelSpec(store=str(root), model=args.model, max_seq_length=args.max_seq_length,
-                               model_name=args.model_name, backend=getattr(args, "backend", "torch"))
+                               model_name=args.model_name, backend=args.backend)
         engine = RayEngine(spec, address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)
     else:
         engine = LocalEngine()
