@@ -7,7 +7,8 @@ each holding ``documents/<task>_test.jsonl``. The tasks are neither configs nor 
 ``--source`` is either
 
 * a pair of Hub ids, ``DOCUMENTS_REPO,QUERIES_REPO`` (the default), fetched with
-  ``huggingface_hub.snapshot_download(repo_type="dataset")``; or
+  ``huggingface_hub.snapshot_download(repo_type="dataset")``: with ``--subset``, only those tasks' files
+  (``documents/<task>_test.jsonl``, the release's naming), else all of ``documents/``; or
 * a local folder holding both repos side by side, exactly as they are on the Hub::
 
       SRC/LoCoV1-Documents/documents/<task>_test.jsonl    rows {pid, passage, dataset}
@@ -67,6 +68,9 @@ class Release:
     queries: Path  # the LoCoV1-Queries repo folder
     source: str
     revision: str
+    #: the task files fetched from the Hub when only some were asked for (a snapshot folder may hold others,
+    #: from earlier downloads, which this build then does not read); None: every file there is the release's
+    fetched: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -86,10 +90,12 @@ def resolve_source(
     documents_revision: str | None = None,
     queries_revision: str | None = None,
     cache_dir: str | None = None,
+    tasks: list[str] | None = None,
 ) -> Release:
     """The release: a local folder holding ``LoCoV1-Documents/`` and ``LoCoV1-Queries/``, or two Hub ids.
 
     ``revision`` applies to both Hub repos; ``documents_revision`` / ``queries_revision`` override it per repo.
+    From the Hub, ``tasks`` limits the download to those tasks' files (a 54 MB task need not fetch 382 MB).
     """
     if "," not in str(source) and local_folder(source) is not None:  # a mistyped local path is named as such
         local = resolve_release(source).root
@@ -112,20 +118,30 @@ def resolve_source(
             f"--source {source!r}: expected a local folder or two Hub dataset ids 'DOCUMENTS_REPO,QUERIES_REPO' "
             f"(default {DEFAULT_SOURCE!r})"
         )
+    fetched = tuple(dict.fromkeys(tasks)) if tasks else None
+    patterns = [f"documents/{task}_{SPLIT}.jsonl" for task in fetched] if fetched else ["documents/*"]
     repos = [resolve_release(repo, repo_revision or revision, cache_dir=cache_dir,
-                             allow_patterns=["documents/*", "README.md"])
+                             allow_patterns=[*patterns, "README.md"])
              for repo, repo_revision in zip(parts, (documents_revision, queries_revision), strict=True)]
+    for repo in repos:
+        missing = [t for t in fetched or () if not (repo.root / "documents" / f"{t}_{SPLIT}.jsonl").is_file()]
+        if missing:
+            files = ", ".join(f"documents/{t}_{SPLIT}.jsonl" for t in missing)
+            raise FileNotFoundError(f"{repo.source}@{repo.hub_revision} has no {files} (the release names each "
+                                    f"task's file after it): check --subset {' '.join(missing)}")
     described = ", ".join(f"{repo.source}@{repo.hub_revision}" for repo in repos)
-    return Release(repos[0].root, repos[1].root, source, described)
+    return Release(repos[0].root, repos[1].root, source, described, fetched)
 
 
 def _local_source(source: str) -> list[Path]:
     return [] if "," in str(source) else [Path(source).expanduser()]
 
 
-def _task_files(repo: Path) -> dict[str, Path]:
-    """``<task>`` → ``documents/<task>_test.jsonl`` of one repo."""
+def _task_files(repo: Path, only: tuple[str, ...] | None = None) -> dict[str, Path]:
+    """``<task>`` → ``documents/<task>_test.jsonl`` of one repo (of the tasks ``only`` names, when given)."""
     files = {p.name[: -len(f"_{SPLIT}.jsonl")]: p for p in sorted((repo / "documents").glob(f"*_{SPLIT}.jsonl"))}
+    if only is not None:
+        files = {stem: path for stem, path in files.items() if stem in only}
     if not files:
         raise UpstreamFormatError(repo / "documents", None, f"no <task>_{SPLIT}.jsonl files")
     return files
@@ -248,8 +264,9 @@ def build_locov1(
 ) -> Path:
     """Build the LoCoV1 benchmark folder from ``source``; returns the folder. ``tasks`` limits the subsets."""
     release = resolve_source(source, revision=revision, documents_revision=documents_revision,
-                             queries_revision=queries_revision, cache_dir=cache_dir)
-    doc_files, query_files = _task_files(release.documents), _task_files(release.queries)
+                             queries_revision=queries_revision, cache_dir=cache_dir, tasks=tasks)
+    doc_files = _task_files(release.documents, release.fetched)
+    query_files = _task_files(release.queries, release.fetched)
     if set(doc_files) != set(query_files):
         raise UpstreamFormatError(
             release.queries / "documents", None,

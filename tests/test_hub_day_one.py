@@ -180,8 +180,18 @@ def test_an_interrupted_build_is_never_read_and_offline_needs_a_finished_one(bar
     assert last.startswith("FileNotFoundError: complexir/locov1 is not in the Hugging Face cache and no build of "
                            "LoCoV1 (gov_report)"), last
 
+    seen = len(server.state.requests)
     killed = run_client(KILLED_BUILD + READ_LOCOV1, env)
     assert killed.returncode == -9, killed.stderr[-3000:]
+    # the task reads gov_report: of the releases' task files, only gov_report's were fetched (the Hub's real
+    # documents/ is 382 MB for 12 tasks); the other two tasks' files are on this Hub and in neither snapshot
+    fetched = {path.split("/resolve/", 1)[1].split("/", 1)[1] for method, path in server.state.requests[seen:]
+               if method == "GET" and "/resolve/" in path and "/LoCoV1-" in path}
+    assert {p for p in fetched if p.startswith("documents/")} == {"documents/gov_report_test.jsonl"}, fetched
+    assert {"documents/qasper_abstract_test.jsonl", "documents/stackoverflow_test.jsonl"} <= set(
+        server.files("dataset", "hazyresearch/LoCoV1-Documents"))
+    snapshots = sorted((tmp_path / "hf" / "hub").glob("datasets--hazyresearch--LoCoV1-*/snapshots/*/documents/*"))
+    assert [p.name for p in snapshots] == ["gov_report_test.jsonl"] * 2
     assert _entries(cache, "locov1") == []
     assert list((cache / "locov1").glob("*/complexir-*/.gov_report.partial-*"))  # what the kill left
     again = run_client(READ_LOCOV1, {**env, "HF_HUB_OFFLINE": "1"})

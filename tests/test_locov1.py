@@ -183,6 +183,40 @@ def test_hub_source_downloads_both_repos(tmp_path: Path, monkeypatch: pytest.Mon
     assert f"hazyresearch/LoCoV1-Documents@{'a' * 40}" in card
 
 
+def test_hub_source_with_subsets_fetches_only_their_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--subset`` from the Hub asks snapshot_download for those tasks' files only; a task the release has no
+    file for is named with the repo and commit. (tests/test_hub_day_one.py proves the requests on a Hub server.)"""
+    import fnmatch
+
+    asked = []
+
+    def fake_snapshot_download(repo_id: str, *, repo_type: str, revision, cache_dir, allow_patterns) -> str:
+        asked.append(allow_patterns)
+        upstream = TINY / repo_id.split("/")[1]
+        folder = tmp_path / "hub" / repo_id.replace("/", "--") / "snapshots" / ("b" * 40)
+        for file in upstream.rglob("*"):
+            relative = file.relative_to(upstream).as_posix()
+            if file.is_file() and any(fnmatch.fnmatch(relative, p) for p in allow_patterns):
+                (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(file, folder / relative)
+        return str(folder)
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    out = loco.build_locov1(loco.DEFAULT_SOURCE, tmp_path / "out", tasks=["gov_report"], progress=False)
+    assert asked == [["documents/gov_report_test.jsonl", "README.md"]] * 2
+    assert reader.list_subsets(out) == ["gov_report"]
+    # a snapshot folder holding another task's files from an earlier download: this build does not read them
+    shutil.copytree(TINY / "LoCoV1-Documents", tmp_path / "hub" / "hazyresearch--LoCoV1-Documents" / "snapshots"
+                    / ("b" * 40), dirs_exist_ok=True)
+    again = loco.build_locov1(loco.DEFAULT_SOURCE, tmp_path / "again", tasks=["gov_report"], progress=False)
+    assert reader.list_subsets(again) == ["gov_report"]
+    with pytest.raises(FileNotFoundError, match=r"hazyresearch/LoCoV1-Documents@b{40} has no "
+                                                r"documents/qmsum_test.jsonl .*check --subset qmsum"):
+        loco.build_locov1(loco.DEFAULT_SOURCE, tmp_path / "none", tasks=["qmsum"], progress=False)
+
+
 def test_cli_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from complexir.cli.main import main
     from complexir.loading_scripts import locov1
