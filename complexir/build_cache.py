@@ -5,12 +5,17 @@ Face cache), the task reads this instead: the benchmark's own loading script run
 (``BenchmarkSpec.upstream``) at its resolved commit, exactly as ``complexir build`` runs it, for the subsets the
 task needs. A build lives in
 
-    $COMPLEXIR_CACHE/<folder>/<repo>@<commit>[+<repo>@<commit>]/complexir-<version>/<subsets>/
+    $COMPLEXIR_CACHE/<folder>/<repo>@<commit>[+<repo>@<commit>][+documents-<digest>]/complexir-<version>/<subsets>/
         <folder>/             the benchmark folder (a data dir's entry: what ``--data-dir`` would hold)
         upstream-build.json   what it was built from (complexir.provenance reads it)
 
 (default ``$HF_HOME/complexir``). The key holds every upstream repo and commit, so a new upstream commit is a new
-build and an old one is never read for it, and the complexir version, whose builders may write other data. An
+build and an old one is never read for it, and the complexir version, whose builders may write other data. Where a
+benchmark's documents live outside its release (CoverageBench's collections, ``SubsetSpec.documents``), the key
+holds their versions too, as a digest (``+documents-<digest>``; the record lists them in full): a Hub dataset by the
+commit its ``main`` is at, which the build then reads pinned; an ir_datasets collection by the installed ir_datasets
+version and the dataset id (ir_datasets has no per-dataset version to ask: each of its releases fixes a dataset's
+download URLs and checksums, so an ir_datasets upgrade is a new build). An
 entry appears in one rename of a finished folder (``complexir.atomic``), so a build that fails or is killed leaves
 no entry to read (its hidden ``.<subsets>.partial-*`` folder is removed by the next build); builds run under a file
 lock, so two processes racing build once and the second reads what the first built. Offline, the newest complete
@@ -22,6 +27,7 @@ The loading scripts are named by import path in the spec registry and imported o
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import os
@@ -69,14 +75,27 @@ def _subsets_key(subsets: Sequence[str]) -> str:
     return "+".join(subsets) if subsets else "all"
 
 
-def _upstream_key(commits: dict[str, str]) -> str:
-    return "+".join(f"{repo.replace('/', '--')}@{commit}" for repo, commit in commits.items())
+def _upstream_key(commits: dict[str, str], documents: dict[str, str] | None = None) -> str:
+    """``<repo>@<commit>[+...]``, then ``+documents-<digest>`` of the document collections' versions: a digest,
+    because seven collections with their commits would pass the 255 bytes a folder name may have."""
+    key = "+".join(f"{repo.replace('/', '--')}@{commit}" for repo, commit in commits.items())
+    if documents:
+        digest = hashlib.sha256(json.dumps(documents, sort_keys=True).encode()).hexdigest()[:16]
+        key += f"+documents-{digest}"
+    return key
 
 
-def entry_path(spec: BenchmarkSpec, commits: dict[str, str], subsets: Sequence[str]) -> Path:
-    """The cache entry of ``spec``'s ``subsets`` built from the upstream ``commits`` (repo id -> commit)."""
-    return (cache_root() / spec.folder / _upstream_key(commits) / f"complexir-{complexir_version()}"
+def entry_path(spec: BenchmarkSpec, commits: dict[str, str], subsets: Sequence[str],
+               documents: dict[str, str] | None = None) -> Path:
+    """The cache entry of ``spec``'s ``subsets`` built from the upstream ``commits`` (repo id -> commit) and the
+    document collections at ``documents`` (source -> version, :func:`collection_versions`)."""
+    return (cache_root() / spec.folder / _upstream_key(commits, documents) / f"complexir-{complexir_version()}"
             / _subsets_key(subsets))
+
+
+def lock_path(entry: Path) -> Path:
+    """The build lock of ``entry``: held while it is built."""
+    return entry.parent / f".{entry.name}.lock"
 
 
 def _complete(entry: Path, spec: BenchmarkSpec) -> bool:
@@ -100,6 +119,37 @@ def upstream_commits(spec: BenchmarkSpec) -> dict[str, str]:
 
     api = HfApi()
     return {repo: api.dataset_info(repo).sha for repo in spec.upstream}
+
+
+def document_collections(spec: BenchmarkSpec, subsets: Sequence[str]) -> tuple[str, ...]:
+    """The external document collections (``SubsetSpec.documents``: ``hf:<repo>[:<config>]``, ``irds:<id>``) that
+    a build of ``subsets`` (every subset when empty) reads, each once, in spec order."""
+    chosen = set(subsets)
+    return tuple(dict.fromkeys(s.documents for s in spec.subsets
+                               if s.documents and (not chosen or s.name in chosen)))
+
+
+def _ir_datasets_version() -> str:
+    from importlib.metadata import version
+
+    return version("ir_datasets")
+
+
+def collection_versions(collections: Sequence[str]) -> dict[str, str]:
+    """Source -> what it is at now: a Hub dataset's ``main`` commit (one Hub API call, as for the upstream repos);
+    an ir_datasets collection's installed ir_datasets version (the id is in the source; see the module docstring)."""
+    from huggingface_hub import HfApi
+
+    versions = {}
+    for source in collections:
+        kind, _, rest = source.partition(":")
+        if kind == "hf":
+            versions[source] = HfApi().dataset_info(rest.partition(":")[0]).sha
+        elif kind == "irds":
+            versions[source] = _ir_datasets_version()
+        else:  # the spec names the public collections; a local file has no place there
+            raise ValueError(f"document collection {source!r}: expected hf:<repo>[:<config>] or irds:<id>")
+    return versions
 
 
 def add_build_options(parser: argparse.ArgumentParser, spec: BenchmarkSpec) -> object:
@@ -131,11 +181,25 @@ def _progress() -> bool:
     return not are_progress_bars_disabled()
 
 
-def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str], subsets: Sequence[str]) -> None:
+def _document_args(module: object, spec: BenchmarkSpec, documents: dict[str, str]) -> list[str]:
+    """The loading script's arguments reading the Hub document collections at exactly the commits of
+    ``documents``: its ``pinned_document_args(documents)``. ir_datasets collections need none (the installed
+    ir_datasets is the version the key names)."""
+    if not any(source.startswith("hf:") for source in documents):
+        return []
+    pinned = getattr(module, "pinned_document_args", None)
+    if pinned is None:
+        raise ValueError(f"{spec.loading_script} reads Hub document collections but has no "
+                         "pinned_document_args(documents) to read them at the commits the cache key names")
+    return list(pinned(documents))
+
+
+def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str], subsets: Sequence[str],
+                        documents: dict[str, str]) -> None:
     """``complexir build <folder> --out OUT --source ... [--subset ...]``, parsed as that command parses it."""
     parser = argparse.ArgumentParser(prog=f"complexir build {spec.folder}")
     module = add_build_options(parser, spec)
-    argv = ["--out", str(out), *_source_args(module, spec, commits)]
+    argv = ["--out", str(out), *_source_args(module, spec, commits), *_document_args(module, spec, documents)]
     if subsets:
         argv += ["--subset", *subsets]
     if not _progress():
@@ -143,17 +207,17 @@ def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str],
     module.build(parser.parse_args(argv))
 
 
-def _build(spec: BenchmarkSpec, commits: dict[str, str], subsets: Sequence[str], entry: Path,
-           describe: Callable[[Path], object] | None) -> None:
+def _build(spec: BenchmarkSpec, commits: dict[str, str], documents: dict[str, str], subsets: Sequence[str],
+           entry: Path, describe: Callable[[Path], object] | None) -> None:
     """Build into a hidden sibling of ``entry``, record what it was built from, and rename it into place."""
     partial = atomic.sibling(entry, PARTIAL)
     partial.mkdir()
     try:
         out = partial / spec.folder
-        _run_loading_script(spec, out, commits, subsets)
+        _run_loading_script(spec, out, commits, subsets, documents)
         if describe is not None:
             describe(out)
-        record = {"benchmark": spec.name, "upstream": commits, "subsets": list(subsets),
+        record = {"benchmark": spec.name, "upstream": commits, "documents": documents, "subsets": list(subsets),
                   "complexir": complexir_version(), "built_at": time.time()}
         (partial / UPSTREAM_BUILD_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
 
@@ -201,9 +265,18 @@ def ensure_built(spec: BenchmarkSpec, subsets: Sequence[str] = (), *,
                 f"{', '.join(spec.upstream)} is in {cache_root() / spec.folder} (HF_HUB_OFFLINE is set): run once "
                 f"online to build it, or build it with `complexir build {spec.folder}` and pass --data-dir")
         return cached
+    collections = document_collections(spec, subsets)
+    commits: dict[str, str] = {}
     try:
         commits = upstream_commits(spec)
+        documents = collection_versions(collections)
     except RepositoryNotFoundError as error:
+        if commits:  # the release is there; a document collection is not
+            raise FileNotFoundError(
+                f"the documents of {what} come from the Hub dataset {error.repo_id or ', '.join(collections)}, which "
+                f"is not on the Hub for this token (some collections ask you to accept their terms first): build "
+                f"{spec.name} with `complexir build {spec.folder} --docs SUBSET=FILE ... --out DATA/{spec.folder}` "
+                "and pass --data-dir DATA") from error
         raise FileNotFoundError(
             f"neither {spec.hub_id} nor its upstream release {error.repo_id or ', '.join(spec.upstream)} is on the "
             f"Hub for this token: build {spec.name} from a local copy with `complexir build {spec.folder} --source "
@@ -216,15 +289,15 @@ def ensure_built(spec: BenchmarkSpec, subsets: Sequence[str] = (), *,
             raise
         logger.warning("the Hub is unreachable: reading the build of %s in %s", what, cached.parent)
         return cached
-    entry = entry_path(spec, commits, subsets)
+    entry = entry_path(spec, commits, subsets, documents)
     if not _complete(entry, spec):
         entry.parent.mkdir(parents=True, exist_ok=True)
         from filelock import FileLock
 
-        with FileLock(str(entry.parent / f".{entry.name}.lock")):
+        with FileLock(str(lock_path(entry))):
             if not _complete(entry, spec):  # another process may have built it while this one waited
                 _remove_unfinished(entry)
                 logger.warning("%s is not on the Hub: building %s from %s once, into %s", spec.hub_id, what,
-                               built_from_upstream(commits), entry)
-                _build(spec, commits, subsets, entry, describe)
+                               built_from_upstream(commits, documents), entry)
+                _build(spec, commits, documents, subsets, entry, describe)
     return entry / spec.folder

@@ -102,9 +102,24 @@ def content_digest(folder: Path) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def built_from_upstream(upstream: dict[str, str]) -> str:
-    """``<repo>@<commit>, ...`` of the upstream repos a build read."""
-    return ", ".join(f"{repo}@{commit}" for repo, commit in upstream.items())
+def built_from_upstream(upstream: dict[str, str], documents: dict[str, str] | None = None) -> str:
+    """``<repo>@<commit>, ...`` of the upstream repos a build read, then the external document collections it
+    read (``documents``: source -> version): ``; documents: <repo>@<commit>`` for a Hub dataset,
+    ``<id> (ir_datasets <version>)`` for an ir_datasets one."""
+    text = ", ".join(f"{repo}@{commit}" for repo, commit in upstream.items())
+    if not documents:
+        return text
+    named = []
+    for source, version in documents.items():
+        kind, _, rest = source.partition(":")
+        if kind == "hf":
+            repo, _, config = rest.partition(":")
+            named.append(f"{repo}@{version}" + (f" (config {config})" if config else ""))
+        elif kind == "irds":
+            named.append(f"{rest} (ir_datasets {version})")
+        else:
+            named.append(f"{source} at {version}")
+    return f"{text}; documents: {', '.join(named)}"
 
 
 def read_upstream_record(folder: str | Path) -> dict | None:
@@ -120,7 +135,7 @@ def of_local_folder(folder: str | Path) -> DataProvenance:
     record = read_upstream_record(folder)
     if record is not None:
         return DataProvenance(UPSTREAM, folder.name, content_digest(folder),
-                              built_from=built_from_upstream(record["upstream"]),
+                              built_from=built_from_upstream(record["upstream"], record.get("documents")),
                               builder=f"complexir {record['complexir']}")
     kind = DEMO if folder.parent == demo_root() else LOCAL
     return DataProvenance(kind, folder.name, content_digest(folder))

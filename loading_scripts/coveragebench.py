@@ -235,13 +235,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pooled: judged documents + baseline candidates, looked up by id (default); "
                              "full: stream the whole collection")
     parser.add_argument("--docs", nargs="+", action="extend", default=[], metavar="SUBSET=SOURCE",
-                        help="document source of a subset: irds:<ir_datasets id>, hf:<repo>[:<config>], "
+                        help="document source of a subset: irds:<ir_datasets id>, hf:<repo>[@<revision>][:<config>], "
                              "jsonl:<file>, trec:<file>, or a bare file / id (defaults: "
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_DOCS.items()) + ")")
     parser.add_argument("--rerank-depth", type=int, default=DEFAULT_RERANK_DEPTH,
                         help=f"baseline documents per topic kept in top_ranked (default {DEFAULT_RERANK_DEPTH})")
     parser.add_argument("--baseline", default=None,
                         help="glob selecting the baseline run for top_ranked (default: the first run by name)")
+
+
+def pinned_document_args(documents: dict[str, str]) -> list[str]:
+    """``--docs SUBSET=hf:<repo>@<commit>[:<config>]`` for each subset whose collection is a Hub dataset named in
+    ``documents`` (source -> commit): what a build into the cache (``complexir.build_cache``) passes, so that it
+    reads the commits its cache key names. ir_datasets collections need no argument (the installed ir_datasets is
+    the version the key names)."""
+    pinned = []
+    for subset, source in DEFAULT_DOCS.items():
+        if source.startswith("hf:") and source in documents:
+            repo, _, config = source.removeprefix("hf:").partition(":")
+            pinned.append(f"{subset}=hf:{repo}@{documents[source]}" + (f":{config}" if config else ""))
+    return ["--docs", *pinned] if pinned else []
 
 
 def build(args: argparse.Namespace) -> int:

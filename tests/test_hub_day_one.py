@@ -22,6 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 CRUMB_RELEASE = FIXTURES / "crumb" / "demo_upstream"
 LOCOV1_RELEASE = FIXTURES / "locov1" / "demo_upstream"
+COVERAGEBENCH_RELEASE = FIXTURES / "coveragebench" / "demo_upstream"
+#: CoverageBench's CRUX subsets read their documents from this Hub dataset (SubsetSpec.documents)
+CRUX_CORPUS = "DylanJHJ/crux-mds-corpus"
 TASK = "CRUMBLegalQA"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"  # mteb's ModelMeta for MODEL
@@ -36,13 +39,18 @@ _bc._build = _no_build
 
 
 @pytest.fixture(scope="module")
-def bare_hub():
-    """A Hub of its own (the session one holds our repos): the CRUMB and LoCoV1 releases, none of complexir's
-    repos; yields (server, repo id -> commit)."""
+def bare_hub(tmp_path_factory):
+    """A Hub of its own (the session one holds our repos): the CRUMB, LoCoV1 and CoverageBench releases and the
+    CRUX document collection CoverageBench reads, none of complexir's repos; yields (server, repo id -> commit)."""
     server = HubServer().start()
     commits = {"jfkback/crumb": server.put_folder("dataset", "jfkback/crumb", CRUMB_RELEASE)}
     for part in ("LoCoV1-Documents", "LoCoV1-Queries"):
         commits[f"hazyresearch/{part}"] = server.put_folder("dataset", f"hazyresearch/{part}", LOCOV1_RELEASE / part)
+    commits["hltcoe/coveragebench"] = server.put_folder("dataset", "hltcoe/coveragebench", COVERAGEBENCH_RELEASE,
+                                                        skip=("corpus/",))  # the release holds no document text
+    corpus = tmp_path_factory.mktemp("crux_corpus")
+    (corpus / "corpus.jsonl").write_bytes((COVERAGEBENCH_RELEASE / "corpus" / "crux_duc04.jsonl").read_bytes())
+    commits[CRUX_CORPUS] = server.put_folder("dataset", CRUX_CORPUS, corpus)
     yield server, commits
     server.stop()
 
@@ -216,6 +224,97 @@ def test_an_interrupted_build_is_never_read_and_offline_needs_a_finished_one(bar
     from complexir import provenance
 
     assert read["revision"] == f"upstream-build-locov1-{provenance.content_digest(tmp_path / 'data' / 'locov1')}"
+
+
+# The CRUX DUC 2004 task's data as read: where from, and what it was built from.
+READ_CRUX = """
+import json
+from complexir.tasks import TASKS_BY_NAME
+task = TASKS_BY_NAME["CoverageBenchCRUXDUC04"]()
+task.load_data()
+print(json.dumps({"source": task.data_source()[0], "describe": task.data_provenance().describe()}))
+"""
+
+
+def _corpus_texts(folder: Path) -> dict[str, str]:
+    import pyarrow.parquet as pq
+
+    rows = [r for p in sorted((folder / "data" / "crux_duc04").glob("corpus-*.parquet"))
+            for r in pq.read_table(p).to_pylist()]
+    return {r["id"]: r["text"] for r in rows}
+
+
+def test_a_new_commit_of_a_document_collection_is_a_new_build_that_names_it(bare_hub, tmp_path):
+    """CoverageBench's documents live outside its release: the cache key and the provenance hold the collection's
+    commit, and the build reads the collection at that commit."""
+    server, commits = bare_hub
+    env = _env(server, tmp_path)
+    cache = tmp_path / "cache"
+    release, first = commits["hltcoe/coveragebench"], commits[CRUX_CORPUS]
+
+    read = run_client(READ_CRUX, env)
+    assert read.returncode == 0, read.stderr[-3000:]
+    assert read.stderr.count("is not on the Hub: building CoverageBench (crux_duc04)") == 1
+    built_from = f"built from hltcoe/coveragebench@{release}; documents: {CRUX_CORPUS}@{first} by complexir "
+    assert json.loads(read.stdout.splitlines()[-1])["describe"].startswith(built_from)
+    (entry,) = _entries(cache, "coveragebench")
+    record = json.loads((entry / "upstream-build.json").read_text())
+    assert record["upstream"] == {"hltcoe/coveragebench": release}
+    assert record["documents"] == {f"hf:{CRUX_CORPUS}": first}
+    key = entry.relative_to(cache).parts[1]
+    assert key.startswith(f"hltcoe--coveragebench@{release}+documents-")
+    # the card names the collection at its commit; the text is the collection's
+    assert f"hf:{CRUX_CORPUS}@{first}" in (entry / "coveragebench" / "README.md").read_text()
+    original = _corpus_texts(entry / "coveragebench")
+    changed_id = sorted(original)[0]
+
+    # the collection gets a new commit (one document's text changes): a new build, keyed and named by it
+    corpus = tmp_path / "crux_corpus_v2"
+    corpus.mkdir()
+    lines = (COVERAGEBENCH_RELEASE / "corpus" / "crux_duc04.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    for row in rows:
+        if row["id"] == changed_id:
+            row["contents"] = "A corrected text of this passage, published in the collection's second commit."
+    (corpus / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    second = server.put_folder("dataset", CRUX_CORPUS, corpus)
+    again = run_client(READ_CRUX, env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stderr.count("is not on the Hub: building CoverageBench (crux_duc04)") == 1
+    assert json.loads(again.stdout.splitlines()[-1])["describe"].startswith(
+        f"built from hltcoe/coveragebench@{release}; documents: {CRUX_CORPUS}@{second} by complexir ")
+    entries = _entries(cache, "coveragebench")
+    assert len(entries) == 2 and entry in entries
+    (new,) = [e for e in entries if e != entry]
+    assert new.relative_to(cache).parts[1] != key
+    assert json.loads((new / "upstream-build.json").read_text())["documents"] == {f"hf:{CRUX_CORPUS}": second}
+    texts = _corpus_texts(new / "coveragebench")
+    assert texts[changed_id].startswith("A corrected text") and original[changed_id] != texts[changed_id]
+
+    # a build pinned to the first commit reads the first commit's text, although main has moved on
+    pinned = run_cli(["build", "coveragebench", "--subset", "crux_duc04", "--docs",
+                      f"crux_duc04=hf:{CRUX_CORPUS}@{first}", "--out", str(tmp_path / "pinned"),
+                      "--no-progress"], env)
+    assert pinned.returncode == 0, pinned.stderr[-3000:]
+    assert _corpus_texts(tmp_path / "pinned") == original
+
+
+def test_a_missing_document_collection_is_named_in_one_line(tmp_path):
+    """The release is on the Hub, the collection a subset reads is not (or not for this token): the error names the
+    collection, not the release, and says how to build from a local copy."""
+    server = HubServer().start()
+    try:
+        server.put_folder("dataset", "hltcoe/coveragebench", COVERAGEBENCH_RELEASE, skip=("corpus/",))
+        result = run_client("from complexir import build_cache\nfrom complexir.benchmarks import COVERAGEBENCH\n"
+                            "build_cache.ensure_built(COVERAGEBENCH, ['crux_duc04'])", _env(server, tmp_path))
+    finally:
+        server.stop()
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"FileNotFoundError: the documents of CoverageBench (crux_duc04) come from the Hub dataset "
+                           f"{CRUX_CORPUS}, which is not on the Hub for this token"), last
+    assert "`complexir build coveragebench --docs SUBSET=FILE ... --out DATA/coveragebench`" in last
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("upstream-build.json"))
 
 
 def test_irsc_without_a_repo_says_in_one_line_how_to_build_it(bare_hub, tmp_path):

@@ -1,8 +1,9 @@
 """Document text kept outside a release: where it lives, and reading it as ``{id, title, text}`` rows.
 
-A source is written ``irds:<ir_datasets id>``, ``hf:<repo>[:<config>]``, ``jsonl:<path>`` or ``trec:<path>``
-(or bare: an existing file, an id ir_datasets knows, else a Hub dataset). Reading streams (bounded memory);
-looking up a pool of ids uses ir_datasets' docstore when the source has one, else one scan that stops early.
+A source is written ``irds:<ir_datasets id>``, ``hf:<repo>[@<revision>][:<config>]``, ``jsonl:<path>`` or
+``trec:<path>`` (or bare: an existing file, an id ir_datasets knows, else a Hub dataset). Reading streams (bounded
+memory); looking up a pool of ids uses ir_datasets' docstore when the source has one, else one scan that stops
+early.
 """
 
 from __future__ import annotations
@@ -22,15 +23,18 @@ from complexir.upstream.release import content_digest
 
 @dataclass
 class CorpusSource:
-    """Where document text comes from: ``irds:<id>``, ``hf:<repo>[:<config>]``, ``jsonl:<path>``, ``trec:<path>``."""
+    """Where document text comes from: ``irds:<id>``, ``hf:<repo>[@<revision>][:<config>]``, ``jsonl:<path>``,
+    ``trec:<path>``."""
 
     kind: str
     location: str
     config: str | None = None
     shown: str | None = None  # how the card names a local file: relative to the release folder, else name + digest
+    revision: str | None = None  # a Hub dataset's revision (a build from the cache pins the commit its key names)
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.shown or self.location}" + (f":{self.config}" if self.config else "")
+        return (f"{self.kind}:{self.shown or self.location}" + (f"@{self.revision}" if self.revision else "")
+                + (f":{self.config}" if self.config else ""))
 
 
 def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
@@ -42,7 +46,8 @@ def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
         return CorpusSource("irds", rest)
     if kind in ("hf", "hub"):
         repo, _, config = rest.partition(":")
-        return CorpusSource("hf", repo, config or None)
+        repo, _, revision = repo.partition("@")  # a Hub id never holds "@"
+        return CorpusSource("hf", repo, config or None, revision=revision or None)
     if kind in ("jsonl", "trec"):
         path = _local_path(rest, base)
         if not path.is_file():
@@ -168,7 +173,7 @@ def iter_documents(source: CorpusSource) -> Iterator[dict[str, str]]:
     elif source.kind == "hf":
         import datasets
 
-        data = datasets.load_dataset(source.location, source.config, streaming=True)
+        data = datasets.load_dataset(source.location, source.config, revision=source.revision, streaming=True)
         for split in sorted(data):
             for row in data[split]:
                 yield _row_from_mapping(row, f"{source} split {split}")
