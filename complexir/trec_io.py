@@ -1,7 +1,9 @@
 """Reading TREC qrels (``topic iteration doc label``) and runs (``topic Q0 doc rank score tag``).
 
 Files are parsed column-wise by pyarrow's CSV reader (multi-threaded C++, no Python object per line) into
-arrays that feed the numpy metric core directly (:mod:`complexir.trec_eval`); the dict readers
+arrays that feed the numpy metric core directly (:mod:`complexir.trec_eval`), a piece of some MiB of whole
+lines at a time: :func:`read_run_pieces` hands each piece to the caller as soon as it is parsed, so a caller
+that keeps only the rows it needs never holds a whole run (``complexir evaluate``). The dict readers
 (:func:`read_run`, :func:`read_qrels`, :func:`read_nugget_qrels`) are built on the same columns for callers
 that want mappings. Fields are separated by spaces or tabs, any number of them, as trec_eval reads them;
 blank lines are skipped, a UTF-8 byte-order mark at the start is skipped (it is not part of the first
@@ -18,17 +20,16 @@ the few spellings the CSV reader does not (a label ``+1``, a score ``1_000``, as
 
 from __future__ import annotations
 
-import io
 import logging
 import math
 import os
 import re
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from complexir.errors import UpstreamFormatError
@@ -42,13 +43,18 @@ __all__ = [
     "read_qrels_columns",
     "read_run",
     "read_run_columns",
+    "read_run_pieces",
 ]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BOM = b"\xef\xbb\xbf"
-_BLOCK = 1 << 20  # bytes per parse block: small blocks keep the reader's buffers (its peak memory) small
-_RAW_READ = 1 << 20  # bytes read from the file at a time by the space filter
+# Bytes of whole lines parsed at a time: each piece is parsed (on every core) and reduced before the next is
+# read, so a large file is never held whole, as bytes or as columns.
+_PIECE = 16 << 20
+_BLOCK = 1 << 20  # bytes per CSV parse block within a piece: one block per thread, many blocks per piece
+_WINDOW = 1 << 18  # bytes per step of the spacing check: its temporaries stay in the CPU cache
 
 
 _NUMPY_TYPES = {pa.int32(): np.int32, pa.int64(): np.int64, pa.uint64(): np.uint64, pa.float64(): np.float64}
@@ -126,9 +132,8 @@ _POOL = pa.system_memory_pool()
 def _give_back_freed_memory() -> None:
     """Return the heap pages freed by the CSV reader to the OS (glibc's ``malloc_trim``; elsewhere nothing).
 
-    The reader's threads parse in their own malloc arenas, and glibc keeps what they free for reuse: after a
-    473 MiB run file about 170 MiB stays resident although no array holds it, and the evaluation that follows
-    allocates on top of it. Trimming once per file costs a few milliseconds.
+    The reader's threads parse in their own malloc arenas, and glibc keeps what they free for reuse: trimming
+    once per file (a few milliseconds) keeps that from sitting under the evaluation that follows.
     """
     try:
         import ctypes
@@ -138,117 +143,92 @@ def _give_back_freed_memory() -> None:
         pass
 
 
-class _SpaceSeparated:
-    """A file seen through a filter for pyarrow's CSV reader, which takes one delimiter character.
+class _NotColumnar(Exception):
+    """The CSV reader refused a piece: the file is read again by the line reader, which names the bad line."""
 
-    Always: the byte-order mark at the start is dropped and tabs become spaces (found with a C-level byte
-    search, replaced only in blocks that hold one). Without ``collapse``, ``irregular`` records whether any
-    space is followed by another or by a line end (columns aligned with repeated spaces, trailing spaces):
-    such a file is read again with ``collapse``, which makes runs of spaces one space and drops spaces at line
-    ends, so a regular file pays for none of that rewriting.
-    """
 
-    _RUNS = re.compile(rb" {2,}")
-    _EDGES = re.compile(rb" ?(\r?\n) ?")
-    closed = False
-
-    def __init__(self, raw: io.BufferedIOBase, collapse: bool):
-        self._raw = raw
-        self._collapse = collapse
-        self._block = b""
-        self._pos = 0
-        self._carry = b""
-        self._first = True
-        self._eof = False
-        self._last = b""
-        self.irregular = False
-
-    def readable(self) -> bool:
-        return True
-
-    def _fill(self) -> None:
-        block = self._raw.read(_RAW_READ)
-        if self._first:
-            self._first = False
-            block = block.removeprefix(BOM)
-        if not self._collapse:
-            if b"\t" in block:
-                block = block.replace(b"\t", b" ")
-            self.irregular = self.irregular or _space_before_space_or_end(self._last + block)
-            self._last = block[-1:]
-            self._block, self._pos, self._eof = block, 0, not block
-            return
-        if not block:  # collapsing works on whole lines: a block ends at its last line end
-            self._eof = True
-            block, self._carry = self._carry, b""
-        else:
-            block = self._carry + block if self._carry else block
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: keep reading
-                self._carry = block
+def _pieces(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """The file in pieces of whole lines (about ``_PIECE`` bytes; the last may lack its line end), each with
+    the fields separated by single spaces (:func:`_single_spaced`) and the byte-order mark dropped."""
+    with open(path, "rb") as raw:
+        carry = b""
+        first = True
+        while True:
+            block = raw.read(_PIECE)
+            data = carry + block if carry else block
+            cut = data.rfind(b"\n") + 1 if block else len(data)
+            if cut == 0 and block:  # no line end yet: read on
+                carry = data
+                continue
+            piece, carry = data[:cut], data[cut:]
+            if first:
+                piece, first = piece.removeprefix(BOM), False
+            if piece:
+                yield _single_spaced(piece)
+            if not block:
                 return
-            block, self._carry = block[:cut], block[cut:]
-        block = self._RUNS.sub(b" ", block.replace(b"\t", b" "))
-        block = self._EDGES.sub(rb"\1", block.removeprefix(b" ")).rstrip(b" ")
-        self._block, self._pos = block, 0
-
-    def read(self, size: int = -1) -> bytes:
-        while self._pos >= len(self._block) and not self._eof:
-            self._fill()
-        if size is None or size < 0:
-            size = len(self._block) - self._pos
-        out = self._block[self._pos : self._pos + size]
-        self._pos += len(out)
-        return out
 
 
-def _space_before_space_or_end(block: bytes) -> bool:
-    """Whether a space is followed by a space, CR or LF anywhere in ``block``.
+_RUNS = re.compile(rb" {2,}")
+_EDGES = re.compile(rb" ?(\r\n|\r|\n) ?")
 
-    Read as 16-bit words at both byte alignments and compared in numpy (about 1 ns a byte), several times
-    faster than searching the two-byte patterns with ``bytes.find``.
+
+def _single_spaced(piece: bytes) -> bytes:
+    """``piece`` with tabs as spaces and, only where some field would read as empty, runs of spaces made one
+    and spaces at line starts and ends dropped: the one-character delimiter that pyarrow's CSV reader takes.
+    A piece that still has an empty field (a control byte next to a space) raises :class:`_NotColumnar`."""
+    if b"\t" in piece:  # a C-level byte search: a tab-free file pays nothing more
+        piece = piece.replace(b"\t", b" ")
+    if _has_empty_field(piece):
+        piece = _EDGES.sub(rb"\1", _RUNS.sub(b" ", piece).removeprefix(b" ")).rstrip(b" ")
+        if _has_empty_field(piece):
+            raise _NotColumnar
+    return piece
+
+
+def _has_empty_field(piece: bytes) -> bool:
+    """Whether a space is next to another space or a line end, or starts or ends ``piece`` (a piece starts a
+    line): where a space-delimited parse would see an empty field, in a column it converts or one it skips.
+
+    Vectorised over windows of the bytes (about 0.3 ns a byte); a control byte (below 0x20) counts as a line
+    end, so a rare file with other control bytes next to spaces merely takes the slower collapsing path.
     """
-    for start in (0, 1):
-        end = start + (len(block) - start) // 2 * 2
-        if end <= start:
-            continue
-        words = np.frombuffer(block, np.uint16, offset=start, count=(end - start) // 2)
-        # little-endian words: first byte low. " " then " ", "\n" or "\r".
-        if ((words == 0x2020) | (words == 0x0A20) | (words == 0x0D20)).any():
+    if piece[:1] == b" " or piece[-1:] == b" ":
+        return True
+    data = np.frombuffer(piece, np.uint8)
+    for start in range(0, len(data), _WINDOW):
+        window = data[start : start + _WINDOW + 1]  # one byte of overlap: a pair split between windows
+        space = window == 0x20
+        end = window < 0x20
+        if (space[:-1] & (space[1:] | end[1:])).any() or (end[:-1] & space[1:]).any():
             return True
     return False
 
 
-def _has_empty_field(table: pa.Table) -> bool:
-    """Whether any field is empty: two separators in a row, or one at a line start (a space-aligned file)."""
-    for column in table.columns:  # a number column cannot hold an empty field: its conversion fails on ""
-        if not (pa.types.is_dictionary(column.type) or pa.types.is_string(column.type)):
-            continue
-        chunks = [c.dictionary if pa.types.is_dictionary(c.type) else c for c in column.chunks]
-        if any(len(c) and pc.min(pc.binary_length(c)).as_py() == 0 for c in chunks):
-            return True
-    return False
-
-
-def _read_table(path: str | os.PathLike[str], kind: str) -> pa.Table:
+def _parsed_pieces(path: str | os.PathLike[str], kind: str) -> Iterator[pa.Table]:
+    """The file as one table per piece; :class:`_NotColumnar` when the CSV reader refuses a piece."""
     names, _what, types = _SPECS[kind]
     read = pcsv.ReadOptions(column_names=list(names), block_size=_BLOCK)
     parse = pcsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
                               newlines_in_values=False, ignore_empty_lines=True)
     convert = pcsv.ConvertOptions(column_types=types, include_columns=list(types), null_values=[],
                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
-    for collapse in (False, True):
+    for piece in _pieces(path):
         try:
-            with open(path, "rb") as raw:
-                source = _SpaceSeparated(raw, collapse)
-                table = pcsv.read_csv(source, read, parse, convert, memory_pool=_POOL)
-        except pa.ArrowInvalid:  # a line it cannot read (or an empty file): try collapsing, then line by line
-            continue
-        if not source.irregular and not _has_empty_field(table):  # a leading space empties the topic
-            _give_back_freed_memory()
-            return table
-    # A line the CSV reader refused: find it (and raise naming it), or read what it could not.
-    return _scan(path, kind)
+            yield pcsv.read_csv(pa.BufferReader(piece), read, parse, convert, memory_pool=_POOL)
+        except pa.ArrowInvalid:  # a malformed line (or invalid UTF-8): the line reader names it
+            raise _NotColumnar from None
+
+
+def _fold(path: str | os.PathLike[str], kind: str, reduce: Callable[[pa.Table], T]) -> list[T]:
+    """``reduce`` of each piece of the file, as soon as it is parsed; of the whole file read line by line
+    (:func:`_scan`, which raises at the first bad line) when the CSV reader refuses a piece."""
+    try:
+        out = [reduce(table) for table in _parsed_pieces(path, kind) if table.num_rows]
+    except _NotColumnar:
+        out = [reduce(table) for table in [_scan(path, kind)] if table.num_rows]
+    _give_back_freed_memory()
+    return out
 
 
 def _lines(path: str | os.PathLike[str], fields: int, what: str) -> Iterator[tuple[int, list[str]]]:
@@ -315,35 +295,57 @@ def _first_bad_row(path: str | os.PathLike[str], kind: str, bad: np.ndarray) -> 
     raise TrecFormatError(path, None, f"row {int(np.flatnonzero(bad)[0]) + 1} is invalid")  # pragma: no cover
 
 
-def read_run_columns(path: str | os.PathLike[str]) -> RunColumns:
-    """A run file as columns; TrecFormatError naming the line on a malformed line or a NaN/inf score."""
-    table = _read_table(path, "run")
-    if table.num_rows == 0:
-        raise TrecFormatError(path, None, "the run is empty (no 'topic Q0 doc rank score tag' line)")
-    topic, doc, chunks = table.column("topic"), table.column("doc"), table.column("score").chunks
-    del table
-    # Scores into one numpy array, each Arrow chunk let go once copied: the column is never held twice.
-    score = np.empty(len(doc), np.float64)
-    start = 0
-    for i, chunk in enumerate(chunks):
-        score[start : start + len(chunk)] = as_numpy(chunk)
-        start += len(chunk)
-        chunks[i] = None
+def _run_piece(path: str | os.PathLike[str], table: pa.Table) -> RunColumns:
+    score = as_numpy(table.column("score"))
     finite = np.isfinite(score)
     if not finite.all():
         _first_bad_row(path, "run", ~finite)
-    return RunColumns(str(path), topic, doc, score)
+    return RunColumns(str(path), table.column("topic"), table.column("doc"), score)
+
+
+def read_run_pieces(path: str | os.PathLike[str], reduce: Callable[[RunColumns], T]) -> list[T]:
+    """``reduce`` of the columns of each piece of a run file (some MiB of whole lines, in file order), called
+    as soon as the piece is parsed: a caller that keeps only part of each piece never holds the whole run.
+    TrecFormatError naming the line on a malformed line or a NaN/inf score, before or after some pieces."""
+    rows = 0
+
+    def checked(table: pa.Table) -> T:
+        nonlocal rows
+        rows += table.num_rows
+        return reduce(_run_piece(path, table))
+
+    out = _fold(path, "run", checked)
+    if rows == 0:
+        raise TrecFormatError(path, None, "the run is empty (no 'topic Q0 doc rank score tag' line)")
+    return out
+
+
+def read_run_columns(path: str | os.PathLike[str]) -> RunColumns:
+    """A run file as columns; TrecFormatError naming the line on a malformed line or a NaN/inf score."""
+    pieces = read_run_pieces(path, lambda piece: piece)
+    return RunColumns(str(path), _chunks([p.topic for p in pieces]), _chunks([p.doc for p in pieces]),
+                      np.concatenate([p.score for p in pieces]))
 
 
 def read_qrels_columns(path: str | os.PathLike[str]) -> QrelsColumns:
     """A qrels file as columns; TrecFormatError naming the line on a malformed line or a negative label."""
-    table = _read_table(path, "qrels")
-    if table.num_rows == 0:
+
+    def checked(table: pa.Table) -> QrelsColumns:
+        label = as_numpy(table.column("label"))
+        if (label < 0).any():
+            _first_bad_row(path, "qrels", label < 0)
+        return QrelsColumns(str(path), table.column("topic"), table.column("iteration"), table.column("doc"), label)
+
+    pieces = _fold(path, "qrels", checked)
+    if not pieces:
         raise TrecFormatError(path, None, "the qrels file is empty (no 'topic iteration doc label' line)")
-    label = as_numpy(table.column("label"))
-    if (label < 0).any():
-        _first_bad_row(path, "qrels", label < 0)
-    return QrelsColumns(str(path), table.column("topic"), table.column("iteration"), table.column("doc"), label)
+    return QrelsColumns(str(path), _chunks([p.topic for p in pieces]), _chunks([p.iteration for p in pieces]),
+                        _chunks([p.doc for p in pieces]), np.concatenate([p.label for p in pieces]))
+
+
+def _chunks(columns: list[pa.ChunkedArray]) -> pa.ChunkedArray:
+    """One column of the chunks of several (no copy)."""
+    return pa.chunked_array([chunk for column in columns for chunk in column.chunks], type=columns[0].type)
 
 
 def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:

@@ -172,10 +172,12 @@ def test_a_bad_run_line_is_named(tmp_path, files, where, bad):
 
 @pytest.mark.parametrize("read_size", [1, 2, 3, 7, 64])
 def test_file_blocks_split_anywhere(monkeypatch, tmp_path, reference_fixtures, read_size):
-    # the space filter sees the file in pieces: a BOM, a tab, a double space or a line end cut in two
+    # the reader takes the file in pieces and checks its spacing in windows: a BOM, a tab, a double space or a
+    # line end cut in two by either
     from complexir import trec_io
 
-    monkeypatch.setattr(trec_io, "_RAW_READ", read_size)
+    monkeypatch.setattr(trec_io, "_PIECE", read_size)
+    monkeypatch.setattr(trec_io, "_WINDOW", read_size)
     trec = reference_fixtures / "trec_eval"
     assert read_run(trec / "results.test") == previous.read_run(trec / "results.test")
     run = tmp_path / "run.txt"
@@ -244,6 +246,23 @@ def test_repeated_docs_near_the_cut_keep_their_best_rank(tmp_path, caplog):
     assert got["RR@2"].tolist() == [0.0, 1.0]
     assert "repeated" in caplog.text
     assert_same(qrels, run, ["P@3", "RR"], nuggets=False)
+
+
+def test_runs_read_in_small_pieces_score_the_same(monkeypatch, tmp_path, reference_fixtures):
+    # topics cut between pieces, and a repeated doc near the cut whose lower ranks a first piece dropped
+    from complexir import trec_io
+
+    trec = reference_fixtures / "trec_eval"
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("1 0 c 1\n1 0 d 2\n2 0 x 1\n")
+    run.write_text("1 Q0 a 1 9 t\n1 Q0 b 3 1 t\n1 Q0 a 2 8 t\n1 Q0 c 4 0.5 t\n2 Q0 x 1 1 t\n1 Q0 d 5 0.25 t\n")
+    cases = [(trec / "qrels.test", trec / "results.test", ADHOC), (qrels, run, ["P@2", "RR@2", "nDCG@2"])]
+    whole = [evaluate_files(*case)[1] for case in cases]
+    monkeypatch.setattr(trec_io, "_PIECE", 40)
+    for case, expected in zip(cases, whole, strict=True):
+        got = evaluate_files(*case)[1]
+        assert all((got[m] == expected[m]).all() for m in case[2])
+    assert_same(qrels, run, ["P@2", "RR@2", "nDCG@2"], nuggets=False)
 
 
 # ---- the CLI on the examples ---------------------------------------------------------------------------------
