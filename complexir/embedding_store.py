@@ -68,7 +68,7 @@ def text_hashes(texts: list[str]) -> np.ndarray:
     return out
 
 
-def hash_prefixes(hashes: np.ndarray) -> np.ndarray:
+def _hash_prefixes(hashes: np.ndarray) -> np.ndarray:
     """The first 8 bytes of each hash as one uint64: the in-memory index key."""
     return np.ascontiguousarray(hashes[:, :8]).view("<u8").ravel()
 
@@ -246,7 +246,7 @@ class Namespace:
 
     def _add_to_index(self, parts: list[tuple[int, np.ndarray]]) -> None:
         """Insert new segments' entries into the sorted in-memory index (one pass over it, no re-sort)."""
-        prefix = np.concatenate([hash_prefixes(h) for _, h in parts])
+        prefix = np.concatenate([_hash_prefixes(h) for _, h in parts])
         order = np.argsort(prefix, kind="stable")  # stable: an older segment's copy of a text is found first
         prefix = prefix[order]
         segment = np.concatenate([np.full(len(h), s, dtype=np.int32) for s, h in parts])[order]
@@ -370,7 +370,7 @@ class Namespace:
     # -- reading and writing vectors ------------------------------------------------------------------------
     def lookup(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each hash, its (segment, row) or (-1, -1) when the store lacks it (prefix match; verified on read)."""
-        prefix = hash_prefixes(hashes)
+        prefix = _hash_prefixes(hashes)
         segment = np.full(len(prefix), -1, dtype=np.int64)
         row = np.full(len(prefix), -1, dtype=np.int64)
         if len(self._prefix):

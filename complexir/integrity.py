@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .distinct import range_starts
 from .errors import LayoutError
 
 K = TypeVar("K", bound=Hashable)
@@ -152,7 +153,7 @@ class DocumentIds:
         sorted_hashes = hashes[order]
         sorted_hashes.tofile(f"{stem}.hash")
         order.astype(np.uint32).tofile(f"{stem}.row")  # a run holds fewer than 2**32 rows
-        starts = np.append(np.searchsorted(sorted_hashes, _range_starts(self.RANGES), side="left"), len(hashes))
+        starts = np.append(np.searchsorted(sorted_hashes, range_starts(self.RANGES), side="left"), len(hashes))
         self._runs.append((stem, self._pending_start, starts))
         self._pending.clear()
         self._pending_start = self._rows
@@ -248,11 +249,6 @@ class DocumentIds:
             present = {doc_id for doc_id in self._read(np.unique(np.concatenate(candidates))).values()
                        if doc_id in wanted_set}
         return set(wanted) - present
-
-
-def _range_starts(ranges: int) -> np.ndarray:
-    """The first hash of each of ``ranges`` equal ranges of the uint64 space."""
-    return np.array([(k << 64) // ranges for k in range(ranges)], dtype=np.uint64)
 
 
 def check_grade(value: Any, what: str) -> int:

@@ -21,7 +21,8 @@ from mteb.models.abs_encoder import get_prompt_name
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
 
-from complexir.embedding_store import EmbeddingStore, StoreKey, hash_prefixes, text_hashes
+from complexir.distinct import DistinctKeys, digest_keys
+from complexir.embedding_store import EmbeddingStore, StoreKey, text_hashes
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +31,12 @@ DEFAULT_COMMIT_SIZE = 16_384  # texts per committed segment: what a killed run l
 
 @dataclass
 class StoreCounts:
-    """Texts requested, distinct, encoded and served from the store, over one run."""
+    """Texts requested, distinct, encoded and served from the store, over one run. Distinct texts are counted per
+    store key by ``DistinctKeys`` (bounded memory: past a few million texts, sorted runs on disk)."""
 
     requested: int = 0
     encoded: int = 0
-    _seen: dict[str, list[np.ndarray]] = field(default_factory=lambda: defaultdict(list))
+    _seen: dict[str, DistinctKeys] = field(default_factory=lambda: defaultdict(DistinctKeys))
 
     @property
     def served(self) -> int:
@@ -42,26 +44,18 @@ class StoreCounts:
 
     @property
     def unique(self) -> int:
-        total = 0
-        for digest, parts in self._seen.items():
-            merged = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype="<u8")
-            self._seen[digest] = [merged]
-            total += len(merged)
-        return total
+        return sum(seen.count() for seen in self._seen.values())
 
-    def note(self, digest: str, prefixes: np.ndarray) -> None:
-        parts = self._seen[digest]
-        parts.append(prefixes)
-        if sum(len(p) for p in parts) > 4 * max(len(parts[0]), 1 << 16):  # compact now and then: memory stays ~8 B/text
-            self._seen[digest] = [np.unique(np.concatenate(parts))]
+    def note(self, digest: str, keys: np.ndarray) -> None:
+        """Texts (their ``distinct.digest_keys``) requested under the store key ``digest``."""
+        self._seen[digest].add(keys)
 
     def absorb(self, other: StoreCounts) -> StoreCounts:
         """Add another process's counts (a Ray worker's) to these."""
         self.requested += other.requested
         self.encoded += other.encoded
-        for digest, parts in other._seen.items():
-            for part in parts:
-                self.note(digest, part)
+        for digest, seen in other._seen.items():
+            self.note(digest, seen.keys())
         return self
 
     def summary(self) -> str:
@@ -145,7 +139,7 @@ class StoredEncoder:
         inverse = inverse.ravel()
         unique_hashes = hashes[first]
         self.counts.requested += len(texts)
-        self.counts.note(key.digest(), hash_prefixes(unique_hashes))
+        self.counts.note(key.digest(), digest_keys(unique_hashes))
 
         found, vectors = namespace.get(unique_hashes)
         if not found.all():
