@@ -1,12 +1,15 @@
 """Peak memory of a real build as the collection grows: ``complexir build coveragebench --corpus full --docs``.
 
-    nice python benchmarks/bench_build_memory.py [--docs 500000 2000000] [--words 40]
+    nice python benchmarks/bench_build_memory.py [--docs 500000 2000000] [--words 40] [--no-statistics]
 
 For each size it writes a synthetic JSONL collection (the demo release's judged ``cast2020`` documents plus that
-many generated ones, with ids shaped like RAG 2024's segment ids), then runs the build in a child process from the
-same command line as ``complexir build``, and prints the child's peak RSS (``ru_maxrss``) and documents/s after
-each of the build's two steps: writing (stream through the writer, validate, swap into place), then mteb's
-descriptive statistics of the built folder. A bounded step shows the same peak at every size.
+many generated ones, with ids shaped like RAG 2024's segment ids) and runs, each in a child process from the same
+command line as ``complexir build``, printing the child's peak RSS (``ru_maxrss``) and time:
+- ``write``: the writing step alone (stream through the writer, validate, swap into place);
+- ``build``: the whole build as ``complexir build`` runs it (the writing step, with mteb's descriptive statistics
+  computed on the finished folder before the swap);
+- ``statistics``: those statistics alone, in a fresh process, on the folder the build wrote.
+A bounded step shows the same peak at every size. ``--no-statistics`` runs the first only.
 """
 
 from __future__ import annotations
@@ -38,9 +41,7 @@ def write_collection(path: Path, n: int, words: int, seed: int = 0) -> None:
                                   "text": " ".join(rng.choices(WORDS, k=words))}) + "\n")
 
 
-# The child: the command line `complexir build` parses, its two steps timed and measured apart. Step 1 is the
-# loading script (stream the collection through the writer, validate, swap into place), step 2 the descriptive
-# statistics `complexir build` then computes with mteb on the built folder.
+# The child: the command line `complexir build` parses, and one of the steps above.
 CHILD = """
 import json, os, resource, sys, time
 from importlib import import_module
@@ -52,27 +53,27 @@ from complexir.cli.main import build_parser
 argv = sys.argv[1:]
 args = build_parser(argv).parse_args(argv)
 spec = next(s for s in all_specs() if s.folder == args.benchmark)
-steps = (("write", lambda: import_module(spec.loading_script).build(args)),
-         ("statistics", lambda: write_descriptive_statistics(Path(args.out), spec)))
-for step, run in steps[:int(os.environ["BENCH_STEPS"])]:
-    start = time.perf_counter()
-    run()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
-    print("STEP", json.dumps({"step": step, "seconds": time.perf_counter() - start, "peak_mib": peak}), flush=True)
+step = os.environ["BENCH_STEP"]
+runs = {"write": lambda: import_module(spec.loading_script).build(args),  # args.before_swap is None: no statistics
+        "build": lambda: args.func(args),
+        "statistics": lambda: write_descriptive_statistics(Path(args.out), spec)}
+start = time.perf_counter()
+runs[step]()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+print("STEP", json.dumps({"seconds": time.perf_counter() - start, "peak_mib": peak}), flush=True)
 """
 
 
-def build(release: Path, docs: Path, out: Path, steps: int) -> dict[str, dict[str, float]]:
-    """Run the build's first ``steps`` steps in a child process; per step, its seconds and the process's peak RSS
-    (MiB) at its end."""
+def run_step(step: str, release: Path, docs: Path, out: Path) -> dict[str, float]:
+    """One step (see above) in a child process: its seconds and the process's peak RSS (MiB)."""
     command = [sys.executable, "-c", CHILD, "build", "coveragebench", "--source", str(release), "--subset", SUBSET,
-               "--corpus", "full", "--docs", f"{SUBSET}=jsonl:{docs}", "--out", str(out), "--no-progress"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "BENCH_STEPS": str(steps)}
+               "--corpus", "full", "--docs", f"{SUBSET}=jsonl:{docs}", "--out", str(out), "--no-progress",
+               "--overwrite"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "BENCH_STEP": step}
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"the build failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    steps = [json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("STEP ")]
-    return {step.pop("step"): step for step in steps}
+        raise SystemExit(f"the {step} step failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return next(json.loads(line[5:]) for line in done.stdout.splitlines() if line.startswith("STEP "))
 
 
 def main() -> None:
@@ -81,10 +82,11 @@ def main() -> None:
                         help="synthetic documents per run, one run per value")
     parser.add_argument("--words", type=int, default=40, help="words per synthetic document")
     parser.add_argument("--no-statistics", action="store_true",
-                        help="stop after the writing step (skip mteb's descriptive statistics)")
+                        help="run the writing step only (no descriptive statistics)")
     args = parser.parse_args()
+    steps = ("write",) if args.no_statistics else ("write", "build", "statistics")
 
-    results = []
+    peaks: dict[str, list[tuple[int, float]]] = {step: [] for step in steps}
     for n in args.docs:
         work = Path(tempfile.mkdtemp(prefix="bench_build_memory_"))
         try:
@@ -92,26 +94,24 @@ def main() -> None:
             shutil.copytree(RELEASE, release)
             docs = work / "docs.jsonl"
             write_collection(docs, n, args.words)
-            steps = build(release, docs, work / "out", 1 if args.no_statistics else 2)
+            print(f"synthetic --docs collection of {n:,} documents x {args.words} words (+ the demo's {SUBSET} "
+                  f"documents):", flush=True)
+            for step in steps:
+                figures = run_step(step, release, docs, work / "out")
+                peaks[step].append((n, figures["peak_mib"]))
+                rate = "" if step == "statistics" else f" ({n / figures['seconds']:,.0f} documents/s)"
+                print(f"  {step}: {figures['seconds']:.0f} s{rate}, peak RSS {figures['peak_mib']:,.0f} MiB",
+                      flush=True)
             written = sum(p.stat().st_size for p in (work / "out").rglob("*.parquet"))
+            print(f"  ({written / 2**20:,.0f} MiB of parquet)", flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        write, stats = steps["write"], steps.get("statistics")
-        results.append((n, write["peak_mib"], stats["peak_mib"] if stats else None))
-        print(f"synthetic --docs collection of {n:,} documents x {args.words} words (+ the demo's {SUBSET} documents), "
-              f"{written / 2**20:,.0f} MiB of parquet:\n"
-              f"  write + validate + swap: {write['seconds']:.0f} s ({n / write['seconds']:,.0f} documents/s), "
-              f"peak RSS {write['peak_mib']:,.0f} MiB", flush=True)
-        if stats:
-            print(f"  then mteb's descriptive statistics: {stats['seconds']:.0f} s, "
-                  f"peak RSS {stats['peak_mib']:,.0f} MiB", flush=True)
-    if len(results) > 1:
-        (n0, w0, s0), (n1, w1, s1) = results[0], results[-1]
-        for label, a, b in (("write + validate + swap", w0, w1), ("with mteb's descriptive statistics", s0, s1)):
-            if a is None:
-                continue
-            print(f"peak RSS, {label}, from {n0:,} to {n1:,} documents: {b - a:+,.0f} MiB "
+    if len(args.docs) > 1:
+        for step, figures in peaks.items():
+            (n0, a), (n1, b) = figures[0], figures[-1]
+            print(f"peak RSS, {step}, from {n0:,} to {n1:,} documents: {b - a:+,.0f} MiB "
                   f"({(b - a) * 2**20 / (n1 - n0):+,.0f} bytes per added document)")
+
 
 if __name__ == "__main__":
     main()

@@ -159,7 +159,28 @@ def add_build_options(parser: argparse.ArgumentParser, spec: BenchmarkSpec) -> o
     parser.add_argument("--out", required=True, help="the benchmark folder to write (atomically)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     module.add_arguments(parser)  # adds --source with the benchmark's default, and its own options
+    parser.set_defaults(before_swap=None)  # set by run_build: the loading script hands it to its BenchmarkWriter
     return module
+
+
+def run_build(build: Callable[[argparse.Namespace], int], args: argparse.Namespace,
+              describe: Callable[[Path], object]) -> int:
+    """A loading script's ``build(args)``, with ``describe(folder)`` (mteb's descriptive statistics) run on the
+    finished folder before it is put in place: the script hands ``args.before_swap`` to its ``BenchmarkWriter``. One
+    that does not (a benchmark registered from another package, written before this) gets it run after the swap."""
+    called = []
+
+    def before_swap(folder: Path) -> None:
+        called.append(folder)
+        describe(folder)
+
+    args.before_swap = before_swap
+    code = build(args)
+    if code == 0 and not called:
+        logger.warning("%s does not pass args.before_swap to its BenchmarkWriter: the descriptive statistics are "
+                       "written after the folder is in place", getattr(build, "__module__", build))
+        describe(Path(args.out))
+    return code
 
 
 def _source_args(module: object, spec: BenchmarkSpec, commits: dict[str, str]) -> list[str]:
@@ -195,7 +216,7 @@ def _document_args(module: object, spec: BenchmarkSpec, documents: dict[str, str
 
 
 def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str], subsets: Sequence[str],
-                        documents: dict[str, str]) -> None:
+                        documents: dict[str, str], describe: Callable[[Path], object]) -> None:
     """``complexir build <folder> --out OUT --source ... [--subset ...]``, parsed as that command parses it."""
     parser = argparse.ArgumentParser(prog=f"complexir build {spec.folder}")
     module = add_build_options(parser, spec)
@@ -204,7 +225,7 @@ def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str],
         argv += ["--subset", *subsets]
     if not _progress():
         argv.append("--no-progress")
-    module.build(parser.parse_args(argv))
+    run_build(module.build, parser.parse_args(argv), describe)
 
 
 def _build(spec: BenchmarkSpec, commits: dict[str, str], documents: dict[str, str], subsets: Sequence[str],
@@ -214,9 +235,7 @@ def _build(spec: BenchmarkSpec, commits: dict[str, str], documents: dict[str, st
     partial.mkdir()
     try:
         out = partial / spec.folder
-        _run_loading_script(spec, out, commits, subsets, documents)
-        if describe is not None:
-            describe(out)
+        _run_loading_script(spec, out, commits, subsets, documents, describe or (lambda folder: None))
         record = {"benchmark": spec.name, "upstream": commits, "documents": documents, "subsets": list(subsets),
                   "complexir": complexir_version(), "built_at": time.time()}
         (partial / UPSTREAM_BUILD_RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")

@@ -18,7 +18,7 @@ import functools
 import importlib
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 #: mteb versions this module (and the hook that uses it) was checked against; pyproject pins the same range.
 TESTED_MTEB_RANGE = ">=2.26,<2.27"
@@ -96,6 +96,33 @@ def create_dataloader(dataset: Any, **kwargs: Any) -> Any:
     """mteb's own dataloader for ``dataset`` (what its encoders' ``encode`` takes), as its tasks build it."""
     module = importlib.import_module("mteb._create_dataloaders")
     return required(module, "create_dataloader", Callable)(dataset, **kwargs)
+
+
+# -- descriptive statistics ------------------------------------------------------------------------------------
+class StatisticsParts(NamedTuple):
+    """The pieces of mteb's ``AbsTaskRetrieval`` descriptive statistics, for a caller that streams the corpus
+    (mteb's own method holds every corpus id and text in lists)."""
+
+    corpus_text: Callable[[dict[str, Any]], str]  # a corpus row as the model reads it (title and text joined)
+    query_texts: Callable[[Any], list[str]]  # a queries ``Dataset`` as the model reads it (with instructions)
+    text_statistics: Callable[[list[str]], Any]  # mteb's ``TextStatistics`` of a list of texts
+    relevant_docs_statistics: Callable[..., Any]  # (qrels, query ids, corpus ids: any iterable, read once)
+    top_ranked_statistics: Callable[[Any, int], Any]  # (top ranked lists, number of queries)
+
+
+def statistics_parts() -> StatisticsParts:
+    creating = importlib.import_module("mteb._create_dataloaders")
+    calculation = importlib.import_module("mteb.abstasks._statistics_calculation")
+    from mteb.types import PromptType
+
+    to_dict = required(creating, "_corpus_to_dict", Callable)
+    retrieval_texts = required(creating, "_retrieval_texts", Callable)
+    return StatisticsParts(
+        corpus_text=lambda row: to_dict(row)["text"],
+        query_texts=lambda queries: retrieval_texts(queries, PromptType.query),
+        text_statistics=required(calculation, "calculate_text_statistics", Callable),
+        relevant_docs_statistics=required(calculation, "calculate_relevant_docs_statistics", Callable),
+        top_ranked_statistics=required(calculation, "calculate_top_ranked_statistics", Callable))
 
 
 # -- model-card results ---------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import logging
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -176,9 +176,12 @@ class BenchmarkWriter:
         batch_rows: int = 5_000,
         progress: bool = True,
         inputs: Iterable[str | os.PathLike] = (),
+        before_swap: Callable[[Path], object] | None = None,
     ):
         """``inputs``: the local files and folders the build reads (its ``--source``, local ``--docs``):
-        ``out_dir`` may not be one of them, hold one or lie inside one."""
+        ``out_dir`` may not be one of them, hold one or lie inside one. ``before_swap(folder)`` runs on the
+        finished, validated folder before it is put in place (``complexir build`` adds mteb's descriptive
+        statistics there): what it writes is part of the build, and if it fails the build fails."""
         self.out_dir = Path(out_dir)
         self.inputs = [Path(p) for p in inputs]
         _check_not_an_input(self.out_dir, self.inputs)
@@ -193,6 +196,7 @@ class BenchmarkWriter:
         self.shard_rows = shard_rows
         self.batch_rows = batch_rows
         self.progress = progress
+        self.before_swap = before_swap
         self._tmp = sibling(self.out_dir, PARTIAL)
         self._subsets: dict[str | None, _SubsetStats] = {}
         self._closed = False
@@ -470,6 +474,8 @@ class BenchmarkWriter:
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")
             (self._tmp / BUILD_MARKER).write_text(MARKER_TEXT, encoding="utf-8")
             validate_folder(self._tmp, every_row=False, scratch=self._tmp)
+            if self.before_swap is not None:
+                self.before_swap(self._tmp)
             replace_folder(self._tmp, self.out_dir, self._check_still_replaceable)
         except BaseException:
             self.abort()

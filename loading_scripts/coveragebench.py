@@ -30,7 +30,7 @@ import argparse
 import fnmatch
 import logging
 import statistics
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,7 @@ def build_coveragebench(
     revision: str | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    before_swap: Callable[[Path], object] | None = None,
 ) -> Path:
     """Build the CoverageBench folder from ``source`` (Hub id or local folder); returns ``out_dir``."""
     if corpus not in ("pooled", "full"):
@@ -205,7 +206,8 @@ def build_coveragebench(
     )
     stats: dict[str, dict[str, Any]] = {}
     local_docs = [Path(s.location) for s in sources.values() if s.kind in ("jsonl", "trec")]
-    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root, *local_docs]) as writer:
+    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root, *local_docs],
+                         before_swap=before_swap) as writer:
         for subset in wanted:
             release = read_subset(root, subset)
             logger.info("%s: %d topics, %d nuggets, corpus %s (%s)", subset, len(release.topics),
@@ -261,6 +263,6 @@ def build(args: argparse.Namespace) -> int:
     build_coveragebench(
         args.source, args.out, subsets=args.subset, corpus=args.corpus, docs=_docs_arg(args.docs),
         rerank_depth=args.rerank_depth, baseline=args.baseline, revision=args.revision,
-        overwrite=args.overwrite, progress=not args.no_progress,
+        overwrite=args.overwrite, progress=not args.no_progress, before_swap=args.before_swap,
     )
     return 0

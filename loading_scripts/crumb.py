@@ -28,7 +28,7 @@ import logging
 import math
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,7 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike = "crumb", *,
                 subsets: list[str] | None = None, revision: str | None = None, overwrite: bool = False,
-                progress: bool = True) -> Path:
+                progress: bool = True, before_swap: Callable[[Path], object] | None = None) -> Path:
     """Build the CRUMB benchmark folder at ``out_dir`` from the release at ``source``; return the folder."""
     tasks = list(subsets or TASKS)
     unknown = [t for t in tasks if t not in TASK_FOLDERS]
@@ -242,7 +242,8 @@ def build_crumb(source: str | os.PathLike = HUB_ID, out_dir: str | os.PathLike =
     card = CardInfo(benchmark="crumb", pretty_name="CRUMB: Complex Retrieval Unified Multi-task Benchmark",
                     license=SPEC.license, citation=SPEC.citation, source=release.card_source(HUB_ID), revision=rev)
 
-    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root]) as writer:
+    with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root],
+                         before_swap=before_swap) as writer:
         for task in tasks:
             folder = root / TASK_FOLDERS[task]
             full = task in FULL_DOC_TASKS
@@ -326,6 +327,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build(args: argparse.Namespace) -> int:
     out = build_crumb(args.source, args.out, subsets=args.subset, revision=args.revision,
-                      overwrite=args.overwrite, progress=not args.no_progress)
+                      overwrite=args.overwrite, progress=not args.no_progress, before_swap=args.before_swap)
     logger.info("CRUMB written to %s", out)
     return 0

@@ -33,7 +33,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -283,6 +283,7 @@ def build_irsc(
     overwrite: bool = False,
     progress: bool = True,
     subsets: list[str] | None = None,
+    before_swap: Callable[[Path], object] | None = None,
 ) -> Path:
     """Build the IRSC benchmark folder from pair files; returns ``out_dir``. ``subsets`` (tasks: ``query``,
     ``title``, ...) limits the build to those tasks, in all their settings."""
@@ -322,7 +323,8 @@ def build_irsc(
         extra={"task_table": _task_table(written),
                "missing_subsets": ", ".join(missing) if missing else "none"},
     )
-    with BenchmarkWriter(out_dir, info, overwrite=overwrite, progress=progress, inputs=[folder]) as writer:
+    with BenchmarkWriter(out_dir, info, overwrite=overwrite, progress=progress, inputs=[folder],
+                         before_swap=before_swap) as writer:
         for name, sub in written.items():
             query_lang, content_lang = _languages(name.split("-", 1)[1])
             writer.write_corpus(
@@ -374,6 +376,6 @@ def build(args: argparse.Namespace) -> int:
         fixed_query_language=args.query_language, fixed_content_language=args.content_language,
     )
     out = build_irsc(args.source, args.out, columns=columns, revision=args.revision, overwrite=args.overwrite,
-                     progress=not args.no_progress, subsets=args.subset)
+                     progress=not args.no_progress, subsets=args.subset, before_swap=args.before_swap)
     logger.info("IRSC written to %s", out)
     return 0

@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,6 +261,7 @@ def build_locov1(
     queries_revision: str | None = None,
     cache_dir: str | None = None,
     progress: bool = True,
+    before_swap: Callable[[Path], object] | None = None,
 ) -> Path:
     """Build the LoCoV1 benchmark folder from ``source``; returns the folder. ``tasks`` limits the subsets."""
     release = resolve_source(source, revision=revision, documents_revision=documents_revision,
@@ -293,7 +294,8 @@ def build_locov1(
             logger.warning("LoCoV1: task %r is not one of the 12 published tasks; building it anyway", task)
 
     with BenchmarkWriter(out_dir, card_info(release), overwrite=overwrite, progress=progress,
-                         inputs=[*_local_source(source), release.documents, release.queries]) as writer:
+                         inputs=[*_local_source(source), release.documents, release.queries],
+                         before_swap=before_swap) as writer:
         for task in selected:
             doc_path, query_path = by_task[task]
             docs = _TaskDocs()
@@ -331,6 +333,6 @@ def build(args: argparse.Namespace) -> int:
     build_locov1(
         args.source, args.out, overwrite=args.overwrite, tasks=args.subset, revision=args.revision,
         documents_revision=args.documents_revision, queries_revision=args.queries_revision, cache_dir=args.cache_dir,
-        progress=not args.no_progress,
+        progress=not args.no_progress, before_swap=args.before_swap,
     )
     return 0

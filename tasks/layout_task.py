@@ -43,6 +43,8 @@ from complexir.mteb_internals import card_dataset_loader
 from complexir.provenance import DataProvenance
 from complexir.results import write_per_query
 
+from .descriptive_stats import write_task_statistics
+
 logger = logging.getLogger(__name__)
 
 # MTEB score keys that are means over queries where a query without a relevant document scores 0: the
@@ -335,9 +337,10 @@ DESCRIPTIVE_STATS_FOLDER = "descriptive_stats"  # in a benchmark folder: <Task>.
 
 def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec,
                                  task_classes: Sequence[type[LayoutRetrievalTask]]) -> list[Path]:
-    """mteb's descriptive statistics (``AbsTask.calculate_descriptive_statistics``) of every task of
-    ``task_classes`` (``spec``'s) whose data ``folder`` holds, computed on that data and stored in it as
-    ``descriptive_stats/<Task>.json``; the tasks read them from there (``mteb``'s metadata checks need them)."""
+    """mteb's descriptive statistics (what ``AbsTask.calculate_descriptive_statistics`` computes, with the corpus
+    streamed: ``descriptive_stats.task_statistics``) of every task of ``task_classes`` (``spec``'s) whose data
+    ``folder`` holds, computed on that data and stored in it as ``descriptive_stats/<Task>.json``; the tasks read
+    them from there (``mteb``'s metadata checks need them)."""
     folder = Path(folder).resolve()
     written = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -347,21 +350,31 @@ def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec,
             data_dir = Path(tmp)
             (data_dir / spec.folder).symlink_to(folder, target_is_directory=True)
         for cls in task_classes:
-            task = cls()
-            if not task.available_in(data_dir):
+            task = task_to_describe(cls, data_dir)
+            if task is None:
                 continue
-            task.data_dir = data_dir
-            task.data_provenance()  # points the task's metadata at this folder's statistics
-            if task.allow_missing_subsets:
-                task.restrict_to_present()
-                # mteb's statistics walk the metadata's subsets: only those this folder holds
-                langs = task.metadata.eval_langs
-                if isinstance(langs, dict):
-                    task.metadata = task.metadata.model_copy(
-                        update={"eval_langs": {s: langs[s] for s in task.hf_subsets}})
-            task.calculate_descriptive_statistics(overwrite_results=True)
-            written.append(folder / DESCRIPTIVE_STATS_FOLDER / f"{cls.metadata.name}.json")
+            task.corpus_from_shards = True  # streamed, batch by batch: mteb's own method holds the whole corpus
+            path = folder / DESCRIPTIVE_STATS_FOLDER / f"{cls.metadata.name}.json"
+            write_task_statistics(task, path)
+            written.append(path)
     return written
+
+
+def task_to_describe(cls: type[LayoutRetrievalTask], data_dir: Path) -> LayoutRetrievalTask | None:
+    """A ``cls`` task reading ``data_dir``, ready for its statistics (its metadata's subsets those the folder holds),
+    or None if the folder does not hold its data."""
+    task = cls()
+    if not task.available_in(data_dir):
+        return None
+    task.data_dir = data_dir
+    task.data_provenance()  # points the task's metadata at this folder's statistics
+    if task.allow_missing_subsets:
+        task.restrict_to_present()
+        # mteb's statistics walk the metadata's subsets: only those this folder holds
+        langs = task.metadata.eval_langs
+        if isinstance(langs, dict):
+            task.metadata = task.metadata.model_copy(update={"eval_langs": {s: langs[s] for s in task.hf_subsets}})
+    return task
 
 
 class LayoutTaskMetadata(TaskMetadata):

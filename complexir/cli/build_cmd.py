@@ -14,7 +14,7 @@ from importlib import import_module
 from pathlib import Path
 
 from complexir.benchmarks import BenchmarkSpec, all_specs
-from complexir.build_cache import add_build_options
+from complexir.build_cache import add_build_options, run_build
 
 logger = logging.getLogger(__name__)
 
@@ -28,20 +28,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         module = import_module(spec.loading_script)
         sub = benchmarks.add_parser(spec.folder, help=(module.__doc__ or spec.name).strip().splitlines()[0])
         add_build_options(sub, spec)
-        sub.set_defaults(func=_then_describe(module.build, spec))
+        sub.set_defaults(func=_described(module.build, spec))
 
 
-def _then_describe(build: Callable[[argparse.Namespace], int], spec: BenchmarkSpec) -> Callable[..., int]:
-    """The loading script's ``build``, then mteb's descriptive statistics of every task on the built folder."""
+def _described(build: Callable[[argparse.Namespace], int], spec: BenchmarkSpec) -> Callable[..., int]:
+    """The loading script's ``build``, with mteb's descriptive statistics of every task written into the built
+    folder before it is put in place."""
 
-    def run(args: argparse.Namespace) -> int:
-        code = build(args)
-        if code == 0:
-            for path in write_descriptive_statistics(Path(args.out), spec):
-                logger.info("descriptive statistics: %s", path)
-        return code
+    def describe(folder: Path) -> None:
+        for path in write_descriptive_statistics(folder, spec):
+            logger.info("descriptive statistics: %s", path.name)
 
-    return run
+    return lambda args: run_build(build, args, describe)
 
 
 def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec) -> list[Path]:
