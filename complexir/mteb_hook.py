@@ -72,7 +72,10 @@ def _mode() -> str:
 
 def _fail(message: str) -> None:
     """Report a hook problem loudly: a warning by default, an exception in strict mode."""
-    text = f"complexir: tasks not registered with mteb: {message}"
+    _report(f"complexir: tasks not registered with mteb: {message}")
+
+
+def _report(text: str) -> None:
     if _mode() == "strict":
         raise MtebHookError(text)
     warnings.warn(text, MtebHookWarning, stacklevel=3)
@@ -128,10 +131,20 @@ def _register_spec(spec: object) -> None:
 def _set_data_source() -> None:
     """Tasks run by the plain ``mteb`` CLI (or any code that does not give them a source) read
     ``$COMPLEXIR_DATA_DIR`` when it is set, else the Hub; ``complexir run`` gives every task its own source."""
-    from complexir.data_source import choose_source
+    from pathlib import Path
+
+    from complexir.data_source import DATA_DIR_ENV, DataSource, choose_source
     from complexir.tasks.layout_task import LayoutRetrievalTask
 
-    LayoutRetrievalTask.default_source = choose_source(None, os.environ, None)
+    try:
+        source = choose_source(None, os.environ, None)
+    except FileNotFoundError as error:
+        # The tasks are registered; it is their data that cannot be read. Say so now, and keep the folder named, so
+        # that a task fails when it loads (naming the folder) instead of silently reading the Hub.
+        _report(f"complexir: {DATA_DIR_ENV}: {error}; complexir's tasks are registered with mteb but cannot load "
+                f"until it names an existing data dir (or is unset: the Hub)")
+        source = DataSource(Path(os.environ[DATA_DIR_ENV]).expanduser().absolute())
+    LayoutRetrievalTask.default_source = source
 
 
 def registered_benchmarks() -> list:

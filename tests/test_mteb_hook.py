@@ -172,3 +172,26 @@ def test_untested_mteb_version_warns_or_raises(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mteb_hook.check_mteb_version()
+
+
+def test_a_wrong_data_dir_says_so_and_fails_when_a_task_loads(monkeypatch, tmp_path):
+    """COMPLEXIR_DATA_DIR naming no folder: the warning says the tasks are registered and why they cannot load
+    (not "tasks not registered"), and a task then fails naming the folder instead of reading the Hub."""
+    from complexir import mteb_hook
+    from complexir.tasks import TASKS
+    from complexir.tasks.layout_task import LayoutRetrievalTask
+
+    missing = tmp_path / "no-such-dir"
+    monkeypatch.setenv("COMPLEXIR_DATA_DIR", str(missing))
+    monkeypatch.setenv(mteb_hook.ENV_SWITCH, "on")
+    monkeypatch.setattr(LayoutRetrievalTask, "default_source", None)
+    with pytest.warns(mteb_hook.MtebHookWarning) as caught:
+        mteb_hook._set_data_source()
+    (warning,) = caught
+    assert "registered with mteb but cannot load" in str(warning.message)
+    assert str(missing) in str(warning.message) and "not registered" not in str(warning.message)
+    with pytest.raises(FileNotFoundError, match=f"no benchmark folder {missing}"):
+        TASKS[0]().load_data()
+    monkeypatch.setenv(mteb_hook.ENV_SWITCH, "strict")
+    with pytest.raises(mteb_hook.MtebHookError, match="cannot load"):
+        mteb_hook._set_data_source()
