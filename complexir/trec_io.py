@@ -147,46 +147,56 @@ class _NotColumnar(Exception):
     """The CSV reader refused a piece: the file is read again by the line reader, which names the bad line."""
 
 
-def _pieces(path: str | os.PathLike[str]) -> Iterator[bytes]:
+def _pieces(path: str | os.PathLike[str]) -> Iterator[memoryview | bytes]:
     """The file in pieces of whole lines (about ``_PIECE`` bytes; the last may lack its line end), each with
-    the fields separated by single spaces (:func:`_single_spaced`) and the byte-order mark dropped."""
-    with open(path, "rb") as raw:
-        carry = b""
+    the fields separated by single spaces (:func:`_single_spaced`) and the byte-order mark dropped.
+
+    One buffer is read into again and again, the line cut at a piece's end moved to its front: no copy of the
+    file's bytes on the way to the parser, and no fresh memory to fault in per piece. A piece is valid until
+    the next is asked for (the parser copies what it keeps).
+    """
+    with open(path, "rb", buffering=0) as raw:
+        buffer = bytearray(_PIECE)
+        kept = 0  # bytes of a line cut at the previous piece's end, at the buffer's front
         first = True
         while True:
-            block = raw.read(_PIECE)
-            data = carry + block if carry else block
-            cut = data.rfind(b"\n") + 1 if block else len(data)
-            if cut == 0 and block:  # no line end yet: read on
-                carry = data
+            got = raw.readinto(memoryview(buffer)[kept:])
+            end = kept + got
+            cut = buffer.rfind(b"\n", 0, end) + 1 if got else end
+            if cut == 0 and got:  # a line longer than the buffer: a larger one (the old one may still be exported)
+                buffer = buffer[:end] + bytearray(len(buffer))
+                kept = end
                 continue
-            piece, carry = data[:cut], data[cut:]
-            if first:
-                piece, first = piece.removeprefix(BOM), False
-            if piece:
-                yield _single_spaced(piece)
-            if not block:
+            start = len(BOM) if first and buffer.startswith(BOM) else 0  # the first piece starts the file
+            first = False
+            if cut > start:
+                yield _single_spaced(buffer, start, cut)
+            if not got:
                 return
+            buffer[: end - cut] = buffer[cut:end]
+            kept = end - cut
 
 
 _RUNS = re.compile(rb" {2,}")
 _EDGES = re.compile(rb" ?(\r\n|\r|\n) ?")
 
 
-def _single_spaced(piece: bytes) -> bytes:
-    """``piece`` with tabs as spaces and, only where some field would read as empty, runs of spaces made one
-    and spaces at line starts and ends dropped: the one-character delimiter that pyarrow's CSV reader takes.
-    A piece that still has an empty field (a control byte next to a space) raises :class:`_NotColumnar`."""
-    if b"\t" in piece:  # a C-level byte search: a tab-free file pays nothing more
-        piece = piece.replace(b"\t", b" ")
+def _single_spaced(buffer: bytearray, start: int, end: int) -> memoryview | bytes:
+    """``buffer[start:end]`` with tabs as spaces and, only where some field would read as empty, runs of
+    spaces made one and spaces at line starts and ends dropped: the one-character delimiter that pyarrow's CSV
+    reader takes. A view of ``buffer`` when nothing changes; :class:`_NotColumnar` when a piece still has an
+    empty field (a control byte next to a space)."""
+    piece: memoryview | bytes = memoryview(buffer)[start:end]
+    if buffer.find(b"\t", start, end) >= 0:  # a C-level byte search: a tab-free file pays nothing more
+        piece = bytes(piece).replace(b"\t", b" ")
     if _has_empty_field(piece):
-        piece = _EDGES.sub(rb"\1", _RUNS.sub(b" ", piece).removeprefix(b" ")).rstrip(b" ")
+        piece = _EDGES.sub(rb"\1", _RUNS.sub(b" ", bytes(piece)).removeprefix(b" ")).rstrip(b" ")
         if _has_empty_field(piece):
             raise _NotColumnar
     return piece
 
 
-def _has_empty_field(piece: bytes) -> bool:
+def _has_empty_field(piece: memoryview | bytes) -> bool:
     """Whether a space is next to another space or a line end, or starts or ends ``piece`` (a piece starts a
     line): where a space-delimited parse would see an empty field, in a column it converts or one it skips.
 
