@@ -8,6 +8,7 @@ task needs. A build lives in
     $COMPLEXIR_CACHE/<folder>/<repo>@<commit>[+<repo>@<commit>][+documents-<digest>]/complexir-<version>/<subsets>/
         <folder>/             the benchmark folder (a data dir's entry: what ``--data-dir`` would hold)
         upstream-build.json   what it was built from (complexir.provenance reads it)
+        last-used             its modification time: when a task last read the entry (``complexir cache list``)
 
 (default ``$HF_HOME/complexir``). The key holds every upstream repo and commit, so a new upstream commit is a new
 build and an old one is never read for it, and the complexir version, whose builders may write other data. Where a
@@ -22,6 +23,7 @@ lock, so two processes racing build once and the second reads what the first bui
 entry is read without asking the Hub for the upstream commit.
 
 The loading scripts are named by import path in the spec registry and imported only when a build runs.
+``complexir cache list|prune|clear`` (``complexir.cache_admin``) shows entries and deletes them.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 #: where builds from the upstream releases are kept (default: ``complexir`` under the Hugging Face home)
 CACHE_ENV = "COMPLEXIR_CACHE"
 PARTIAL = "partial"
+#: in an entry: an empty file whose modification time is when a task last read the entry
+LAST_USED = "last-used"
 
 
 def cache_root() -> Path:
@@ -94,8 +98,17 @@ def entry_path(spec: BenchmarkSpec, commits: dict[str, str], subsets: Sequence[s
 
 
 def lock_path(entry: Path) -> Path:
-    """The build lock of ``entry``: held while it is built."""
+    """The build lock of ``entry``: held while it is built, and by ``complexir cache`` while it is removed."""
     return entry.parent / f".{entry.name}.lock"
+
+
+def mark_used(entry: Path) -> None:
+    """Stamp ``entry`` as read now: the modification time of an empty file in it, since file access times are
+    often not kept (noatime, relatime mounts)."""
+    try:
+        (entry / LAST_USED).touch()
+    except OSError:  # a read-only cache, or the entry pruned meanwhile: the read itself is what matters
+        pass
 
 
 def _complete(entry: Path, spec: BenchmarkSpec) -> bool:
@@ -110,6 +123,7 @@ def newest_cached(spec: BenchmarkSpec, subsets: Sequence[str]) -> Path | None:
     if not entries:
         return None
     newest = max(entries, key=lambda e: read_upstream_record(e / spec.folder)["built_at"])
+    mark_used(newest)
     return newest / spec.folder
 
 
@@ -319,4 +333,5 @@ def ensure_built(spec: BenchmarkSpec, subsets: Sequence[str] = (), *,
                 logger.warning("%s is not on the Hub: building %s from %s once, into %s", spec.hub_id, what,
                                built_from_upstream(commits, documents), entry)
                 _build(spec, commits, documents, subsets, entry, describe)
+    mark_used(entry)
     return entry / spec.folder

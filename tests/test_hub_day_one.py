@@ -298,6 +298,18 @@ def test_a_new_commit_of_a_document_collection_is_a_new_build_that_names_it(bare
     assert pinned.returncode == 0, pinned.stderr[-3000:]
     assert _corpus_texts(tmp_path / "pinned") == original
 
+    # `complexir cache` lists both builds with what each was built from; --keep-latest keeps the newer one
+    listed = run_cli(["cache", "list", "--json", "--benchmark", "CoverageBench"], env)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    builds = {b["path"]: b for b in json.loads(listed.stdout)["builds"]}
+    assert set(builds) == {str(entry), str(new)}
+    assert builds[str(entry)]["documents"] == {f"hf:{CRUX_CORPUS}": first}
+    assert builds[str(new)]["built_from"] == f"hltcoe/coveragebench@{release}; documents: {CRUX_CORPUS}@{second}"
+    assert builds[str(new)]["last_used"] >= builds[str(new)]["built_at"]
+    pruned = run_cli(["cache", "prune", "--keep-latest"], env)
+    assert pruned.returncode == 0, pruned.stderr[-3000:]
+    assert _entries(cache, "coveragebench") == [new]
+
 
 def test_a_missing_document_collection_is_named_in_one_line(tmp_path):
     """The release is on the Hub, the collection a subset reads is not (or not for this token): the error names the
