@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,7 +80,7 @@ def _distinct(values: pa.ChunkedArray) -> pa.Array:
 
 @dataclass
 class _Docs:
-    """Doc ids of several columns as shared integer codes (equal ids, equal codes), and the ids themselves."""
+    """Doc ids of several columns as integer codes (equal ids of one topic, equal codes), and the ids themselves."""
 
     codes: list[np.ndarray]  # one array per column
     ids: pa.Array  # code -> id
@@ -104,16 +105,33 @@ def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
                              if b > a], type=values.type)
 
 
-def _doc_codes(*columns: pa.ChunkedArray) -> _Docs:
-    # one array, not many chunks: dictionary_encode is about a third faster on it
-    chunks = [chunk for column in columns for chunk in column.chunks]
-    encoded = pc.dictionary_encode(pa.concat_arrays(chunks) if chunks else pa.array([], pa.string()))
-    codes = as_numpy(encoded.indices).astype(np.int64)
-    out, start = [], 0
-    for column in columns:
-        out.append(codes[start : start + len(column)])
-        start += len(column)
-    return _Docs(out, encoded.dictionary)
+def _doc_codes(run_topic: np.ndarray, run_doc: pa.ChunkedArray, judged_topic: np.ndarray,
+               judged_doc: pa.ChunkedArray, nq: int) -> _Docs:
+    """The doc ids of the kept run rows and of the judgments as integer codes, equal for equal ids of one topic:
+    all that the ranking, the matching with the judgments and the ideal rankings compare.
+
+    Hashing the ids is the longest single step after parsing, so the topics are hashed in two halves on two
+    threads (pyarrow's kernels release the GIL), the second half's codes numbered after the first's.
+    """
+    halves = [(run_topic < nq // 2, judged_topic < nq // 2)]
+    halves.append((~halves[0][0], ~halves[0][1]))
+    rows = [(np.flatnonzero(run_half), np.flatnonzero(judged_half)) for run_half, judged_half in halves]
+
+    def encode(run_rows: np.ndarray, judged_rows: np.ndarray) -> pa.DictionaryArray:
+        chunks = [*_take(run_doc, run_rows).chunks, *_take(judged_doc, judged_rows).chunks]
+        return pc.dictionary_encode(pa.concat_arrays(chunks) if chunks else pa.array([], pa.string()))
+
+    with ThreadPoolExecutor(2, thread_name_prefix="complexir-doc-codes") as pool:
+        encoded = list(pool.map(encode, *zip(*rows, strict=True)))
+    run_codes = np.empty(len(run_topic), np.int64)
+    judged_codes = np.empty(len(judged_topic), np.int64)
+    offset = 0
+    for (run_rows, judged_rows), half in zip(rows, encoded, strict=True):
+        codes = as_numpy(half.indices) + offset
+        run_codes[run_rows] = codes[: len(run_rows)]
+        judged_codes[judged_rows] = codes[len(run_rows) :]
+        offset += len(half.dictionary)
+    return _Docs([run_codes, judged_codes], pa.concat_arrays([half.dictionary for half in encoded]))
 
 
 @dataclass
@@ -172,12 +190,12 @@ class _Ranked:
 
 
 def _rank(top: _RunTop, again: Callable[[np.ndarray], _RunTop], nq: int, depth: int | None,
-          judged: pa.ChunkedArray, path: str) -> _Ranked:
+          judged_topic: np.ndarray, judged: pa.ChunkedArray, path: str) -> _Ranked:
     """The kept rows ranked, each (topic, doc) once. ``again(whole)`` collects the rows anew, with every row of the
     topics marked in ``whole``: for a topic whose repeated docs leave fewer than ``depth`` distinct docs among its
     kept rows (rare: a run that repeats docs near the cut), the docs below them."""
     while True:
-        docs = _doc_codes(top.doc, judged)
+        docs = _doc_codes(top.topic, top.doc, judged_topic, judged, nq)
         doc, judged_doc = docs.codes
         ranked, repeated = rank_codes(top.topic, doc, top.score, depth, doc_order=docs.order)
         if depth is None or not repeated.any():
@@ -321,9 +339,9 @@ def _evaluate(
     top = collect(qid_array, depth, None)
     if top.unknown:
         logger.warning("%d query(ies) of the run are not in the qrels and are ignored", len(top.unknown))
-    ranked = _rank(top, lambda whole: collect(qid_array, depth, whole), nq, depth, qrels.doc, run_path)
-    del top
     q_topic = _codes(qrels.topic, qid_array)[0].astype(np.int64)
+    ranked = _rank(top, lambda whole: collect(qid_array, depth, whole), nq, depth, q_topic, qrels.doc, run_path)
+    del top
     out: dict[str, np.ndarray] = {}
     adhoc = [m for m in parsed if m.kind == "adhoc"]
     if adhoc:

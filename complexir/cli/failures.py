@@ -18,8 +18,6 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-import yaml
-
 from ..errors import Terminated
 
 OK, FAILED, BAD_INPUT = 0, 1, 2
@@ -35,13 +33,20 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _yaml_errors(name: str) -> tuple[type[Exception], ...]:
+    """yaml's error class ``name`` if yaml is loaded, else none: an error cannot come from a module that was never
+    imported, and importing yaml here would add its start-up time to every command (``evaluate`` has no YAML)."""
+    yaml = sys.modules.get("yaml")
+    return (getattr(yaml, name),) if yaml is not None else ()
+
+
 def exit_code(error: BaseException) -> int:
     if isinstance(error, Terminated):
         return 128 + error.signum
     if isinstance(error, KeyboardInterrupt):
         return 128 + signal.SIGINT
-    if isinstance(error, (ValueError, yaml.YAMLError, argparse.ArgumentError, argparse.ArgumentTypeError,
-                          *_BAD_INPUT_OS_ERRORS)):
+    if isinstance(error, (ValueError, *_yaml_errors("YAMLError"), argparse.ArgumentError,
+                          argparse.ArgumentTypeError, *_BAD_INPUT_OS_ERRORS)):
         return BAD_INPUT  # ValueError covers the format errors, UnicodeDecodeError and json's errors
     return FAILED
 
@@ -56,7 +61,7 @@ def describe(error: BaseException) -> str:
         where = _decode_error_location(error.__traceback__)
         text = f"not valid UTF-8 text ({error.reason} at byte {error.object[error.start:error.start + 1]!r})"
         return f"{text} ({where})" if where else text
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+    if isinstance(error, _yaml_errors("MarkedYAMLError")) and error.problem_mark is not None:
         mark = error.problem_mark
         return f"invalid YAML: {error.problem} ({mark.name}:{mark.line + 1})"
     if isinstance(error, OSError) and error.filename is not None and error.strerror:
