@@ -191,6 +191,8 @@ def remove(path: Path, size: int, *, dry_run: bool = False) -> Removal:
     if match is not None and _alive(int(match["pid"])):
         return Removal(path, size, "in use")
     entry = path.parent / match["entry"] if match else path
+    if dry_run and not lock_path(entry).exists():  # no one has locked it: a dry run writes nothing, not even a lock
+        return Removal(path, size, "would remove")
     lock = FileLock(str(lock_path(entry)), timeout=0)
     try:
         lock.acquire()
