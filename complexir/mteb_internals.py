@@ -106,7 +106,7 @@ class StatisticsParts(NamedTuple):
     corpus_text: Callable[[dict[str, Any]], str]  # a corpus row as the model reads it (title and text joined)
     query_texts: Callable[[Any], list[str]]  # a queries ``Dataset`` as the model reads it (with instructions)
     text_statistics: Callable[[list[str]], Any]  # mteb's ``TextStatistics`` of a list of texts
-    relevant_docs_statistics: Callable[..., Any]  # (qrels, query ids, corpus ids: any iterable, read once)
+    relevant_docs_statistics: Callable[..., Any]  # (qrels, query ids, corpus ids: only their difference is used)
     top_ranked_statistics: Callable[[Any, int], Any]  # (top ranked lists, number of queries)
 
 

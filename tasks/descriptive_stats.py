@@ -3,9 +3,10 @@
 ``AbsTask.calculate_descriptive_statistics`` holds every corpus id and text of a split in Python lists (1.6 KB a
 document: about 1.9 GB at a million documents). Here the corpus is read batch by batch, from the layout's parquet
 shards when the task hands them over (``LayoutRetrievalTask.corpus_from_shards``) or from a loaded ``Dataset``:
-lengths are summed on the way, distinct texts counted by ``complexir.distinct.DistinctKeys`` (in memory, then on
-disk), and mteb's own functions compute the rest (query texts, relevant documents, top-ranked lists) from what is
-small: queries and judgments. The structure and every value equal mteb's (tests compare them on every task).
+lengths are summed, distinct texts counted by ``complexir.distinct.DistinctKeys`` (in memory, then on disk) and the
+judged documents the corpus holds noted, all in one pass; mteb's own functions compute the rest (query texts,
+relevant documents, top-ranked lists) from what is small: queries and judgments. The structure and every value
+equal mteb's (tests compare them on every task).
 """
 
 from __future__ import annotations
@@ -70,15 +71,17 @@ def split_statistics(parts: Sequence[tuple[str, RetrievalSplitData]], *,
     relevant_docs = {prefix + qid: {prefix + doc: score for doc, score in docs.items()}
                      for prefix, data in parts for qid, docs in data["relevant_docs"].items()}
     top_ranked = {prefix + qid: docs for prefix, data in parts for qid, docs in (data.get("top_ranked") or {}).items()}
+    judged_docs = {doc for docs in relevant_docs.values() for doc in docs}
     corpora = [(prefix, data["corpus"]) for prefix, data in parts]
 
-    corpus_stats = _corpus_text_statistics([c for _, c in corpora], mteb.corpus_text, scratch_parent)
+    corpus_stats, judged_present = _read_corpora(corpora, mteb.corpus_text, judged_docs, scratch_parent)
     queries_stats = mteb.text_statistics(mteb.query_texts(queries))
     num_queries = len(queries)
+    num_documents = sum(len(c) for _, c in corpora)
     return RetrievalDescriptiveStatistics(
-        num_samples=sum(len(c) for _, c in corpora) + num_queries,
+        num_samples=num_documents + num_queries,
         num_queries=num_queries,
-        num_documents=sum(len(c) for _, c in corpora),
+        num_documents=num_documents,
         number_of_characters=corpus_stats["total_text_length"] + queries_stats["total_text_length"],
         documents_text_statistics=corpus_stats,
         documents_image_statistics=None,
@@ -88,21 +91,26 @@ def split_statistics(parts: Sequence[tuple[str, RetrievalSplitData]], *,
         queries_image_statistics=None,
         queries_audio_statistics=None,
         queries_video_statistics=None,
-        # the corpus ids are read once, batch by batch (mteb's function only takes their difference with the qrels')
-        relevant_docs_statistics=mteb.relevant_docs_statistics(relevant_docs, query_ids, _corpus_ids(corpora), None),
+        # mteb's function takes only the difference of the judged documents with the corpus ids: the judged ones the
+        # corpus holds give the same difference as all of them
+        relevant_docs_statistics=mteb.relevant_docs_statistics(relevant_docs, query_ids, judged_present, None),
         top_ranked_statistics=(mteb.top_ranked_statistics(top_ranked, num_queries)
                                if num_queries and top_ranked else None),
     )
 
 
-def _corpus_text_statistics(corpora: Sequence[Any], corpus_text: Any,
-                            scratch_parent: str | Path | None) -> TextStatistics:
-    """mteb's ``TextStatistics`` of the corpora's texts (as the model reads them), one batch at a time."""
+def _read_corpora(corpora: Sequence[tuple[str, Any]], corpus_text: Any, judged_docs: set[str],
+                  scratch_parent: str | Path | None) -> tuple[TextStatistics, set[str]]:
+    """One pass over the corpora, a batch at a time: mteb's ``TextStatistics`` of their texts (as the model reads
+    them), and which of ``judged_docs`` (prefixed ids) they hold."""
     total, count, shortest, longest = 0, 0, None, None
+    present: set[str] = set()
     with DistinctKeys(scratch_parent=scratch_parent) as distinct:
-        for corpus in corpora:
+        for prefix, corpus in corpora:
             for batch in _batches(corpus, ("id", "title", "text")):
-                texts = [corpus_text(row) for row in batch.to_pylist()]
+                rows = batch.to_pylist()
+                present.update(doc for doc in (prefix + row["id"] for row in rows) if doc in judged_docs)
+                texts = [corpus_text(row) for row in rows]
                 lengths = [len(t) for t in texts]
                 total += sum(lengths)
                 count += len(lengths)
@@ -112,13 +120,7 @@ def _corpus_text_statistics(corpora: Sequence[Any], corpus_text: Any,
         if not count:
             raise ValueError("descriptive statistics of an empty corpus")  # mteb's min() of no lengths fails too
         return TextStatistics(total_text_length=total, min_text_length=shortest, average_text_length=total / count,
-                              max_text_length=longest, unique_texts=distinct.count())
-
-
-def _corpus_ids(corpora: Sequence[tuple[str, Any]]) -> Iterator[str]:
-    for prefix, corpus in corpora:
-        for batch in _batches(corpus, ("id",)):
-            yield from (prefix + doc_id for doc_id in batch.column("id").to_pylist())
+                              max_text_length=longest, unique_texts=distinct.count()), present
 
 
 def _batches(corpus: Any, columns: Sequence[str]) -> Iterator[pa.Table]:
