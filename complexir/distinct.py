@@ -32,7 +32,7 @@ def text_keys(texts: Sequence[str]) -> np.ndarray:
     """A 128-bit key per text: pandas' vectorised SipHash of its UTF-8 bytes under two keys (hi, lo)."""
     import pandas as pd
 
-    values = np.asarray(texts, dtype=object) if not isinstance(texts, np.ndarray) else texts
+    values = np.asarray(texts, dtype=object)
     keys = np.empty(len(values), KEY)
     keys["hi"] = pd.util.hash_array(values, hash_key=_HI_KEY, categorize=False)
     keys["lo"] = pd.util.hash_array(values, hash_key=_LO_KEY, categorize=False)
@@ -122,14 +122,11 @@ class DistinctKeys:
 
     def count(self) -> int:
         """How many distinct keys were added."""
-        if not self._runs:
-            return len(np.unique(np.concatenate(self._pending))) if self._pending else 0
         return sum(len(np.unique(bucket)) for bucket in self._buckets())
 
     def keys(self) -> np.ndarray:
         """Every distinct key, in memory (for a small count: a Ray worker's shard)."""
-        return np.concatenate([np.unique(bucket) for bucket in self._buckets()]) if (self._runs or self._pending) \
-            else np.empty(0, KEY)
+        return np.concatenate([np.unique(bucket) for bucket in self._buckets()])
 
     def __getstate__(self) -> dict[str, Any]:
         # sent to another process (a Ray worker's counts to the driver): the keys themselves, not paths to its disk
