@@ -47,7 +47,7 @@ import json, os, resource, sys, time
 from importlib import import_module
 from pathlib import Path
 from complexir.benchmarks import all_specs
-from complexir.cli.build_cmd import write_descriptive_statistics
+from complexir.tasks.layout_task import write_descriptive_statistics
 from complexir.cli.main import build_parser
 
 argv = sys.argv[1:]

@@ -24,7 +24,6 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import Any, ClassVar
@@ -138,10 +137,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         from complexir.benchmarks import get_spec
 
         spec = get_spec(self.benchmark_dir)
-        task_classes = import_module(spec.task_module).TASKS
-        folder = build_cache.ensure_built(
-            spec, self.upstream_subsets(),
-            describe=lambda out: write_descriptive_statistics(out, spec, task_classes))
+        folder = build_cache.ensure_built(spec, self.upstream_subsets(),
+                                          describe=lambda out: write_descriptive_statistics(out, spec))
         logger.warning("%s: %s is not on the Hub; reading %s, %s", self.metadata.name, self.metadata.dataset["path"],
                        folder, provenance.of_local_folder(folder).describe())
         self.__dict__["_upstream_build"] = (source, str(folder))
@@ -335,12 +332,11 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
 DESCRIPTIVE_STATS_FOLDER = "descriptive_stats"  # in a benchmark folder: <Task>.json, mteb's statistics of that data
 
 
-def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec,
-                                 task_classes: Sequence[type[LayoutRetrievalTask]]) -> list[Path]:
+def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec) -> list[Path]:
     """mteb's descriptive statistics (what ``AbsTask.calculate_descriptive_statistics`` computes, with the corpus
-    streamed: ``descriptive_stats.task_statistics``) of every task of ``task_classes`` (``spec``'s) whose data
-    ``folder`` holds, computed on that data and stored in it as ``descriptive_stats/<Task>.json``; the tasks read
-    them from there (``mteb``'s metadata checks need them)."""
+    streamed: ``descriptive_stats.task_statistics``) of every task of ``spec`` (its task module's ``TASKS``) whose
+    data ``folder`` holds, computed on that data and stored in it as ``descriptive_stats/<Task>.json``; the tasks
+    read them from there (``mteb``'s metadata checks need them)."""
     folder = Path(folder).resolve()
     written = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -349,7 +345,7 @@ def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec,
         if folder.name != spec.folder:
             data_dir = Path(tmp)
             (data_dir / spec.folder).symlink_to(folder, target_is_directory=True)
-        for cls in task_classes:
+        for cls in import_module(spec.task_module).TASKS:
             task = task_to_describe(cls, data_dir)
             if task is None:
                 continue

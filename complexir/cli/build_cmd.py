@@ -36,17 +36,9 @@ def _described(build: Callable[[argparse.Namespace], int], spec: BenchmarkSpec) 
     folder before it is put in place."""
 
     def describe(folder: Path) -> None:
+        from complexir.tasks.layout_task import write_descriptive_statistics  # mteb and the tasks: only for a build
+
         for path in write_descriptive_statistics(folder, spec):
             logger.info("descriptive statistics: %s", path.name)
 
     return lambda args: run_build(build, args, describe)
-
-
-def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec) -> list[Path]:
-    """mteb's descriptive statistics of every task of ``spec`` whose data ``folder`` holds (see
-    ``complexir.tasks.layout_task.write_descriptive_statistics``)."""
-    from complexir.tasks import TASKS, benchmark_of
-    from complexir.tasks.layout_task import write_descriptive_statistics as describe
-
-    owner = benchmark_of()
-    return describe(folder, spec, [cls for cls in TASKS if owner[cls.metadata.name] == spec.name])
