@@ -258,10 +258,3 @@ def short_built_from(entry: Entry) -> str:
     documents = {source: version[:12] if source.startswith("hf:") else version
                  for source, version in entry.documents.items()}
     return built_from_upstream(short, documents)
-
-
-def table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-             for row in [headers, ["-" * w for w in widths], *rows]]
-    return "\n".join(lines)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from complexir import cache_admin
+from complexir.cli.text_table import text_table
 from complexir.errors import LeftoverError
 
 
@@ -94,8 +95,8 @@ def run_list(args: argparse.Namespace) -> int:
              cache_admin.format_size(e.size), cache_admin.format_age(e.built_at, now),
              cache_admin.format_age(e.last_used, now), str(e.path)] for e in found.entries]
     if rows:
-        print(cache_admin.table(rows, ["BENCHMARK", "BUILT FROM", "COMPLEXIR", "SUBSETS", "SIZE", "BUILT",
-                                       "LAST USED", "PATH"]))
+        print(text_table(["BENCHMARK", "BUILT FROM", "COMPLEXIR", "SUBSETS", "SIZE", "BUILT", "LAST USED", "PATH"],
+                         rows))
     print(f"\n{len(found.entries)} build(s), {cache_admin.format_size(found.size)} on disk, in {found.root}")
     if found.leftovers:
         size = cache_admin.format_size(sum(left.size for left in found.leftovers))

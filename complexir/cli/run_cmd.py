@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from complexir.cli.engine_options import add_engine_arguments, build_search
+from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
 from complexir.tables import fmt_score, metric_label
@@ -169,9 +170,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
         body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
                      *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown),
                      f"{dps:,.0f}" if dps else "cached"])
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
-    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
+    return text_table(header, body)
 
 
 def positive_int(text: str) -> int:
