@@ -142,7 +142,7 @@ DEMO_LABEL = " [DEMO data, not benchmark scores]"
 UPSTREAM_LABEL = " [built locally from the upstream release, not the published dataset repo]"
 
 
-def built_from_upstream(run: ModelRun) -> list[str]:
+def tasks_built_from_upstream(run: ModelRun) -> list[str]:
     """The tasks whose results scored a benchmark built locally from its upstream release (the task's Hub repo
     was missing, ``complexir.build_cache``): real data, labelled as built locally, not as the published repo."""
     from complexir import provenance
@@ -264,7 +264,7 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
     out = Path(out)
     run = load_run(results, model)
     demo = set(check_provenance(run, allow_demo=allow_demo))
-    upstream = set(built_from_upstream(run))
+    upstream = set(tasks_built_from_upstream(run))
     base = load_run(baseline, baseline_model) if baseline is not None else None
     if base is not None and not base.per_query:
         logger.warning("baseline %s has no per-query scores: no significance tests", base.model)
