@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from complexir.metrics.adhoc import UNJUDGED, adhoc_scores
-from complexir.metrics.coverage import NuggetJudgments, coverage_scores
+from complexir.metrics.adhoc import adhoc_scores_of_codes
+from complexir.metrics.coverage import NuggetJudgments, coverage_scores, nugget_judgments
 from complexir.metrics.measures import Measure, max_depth, parse_measure
 from complexir.metrics.ranking import index_within_runs, rank_codes, select_top
 from complexir.trec_io import (
@@ -213,69 +213,20 @@ def _rank(top: _RunTop, again: Callable[[np.ndarray], _RunTop], nq: int, depth: 
     return _Ranked(top.topic[ranked], doc[ranked], judged_doc, docs)
 
 
-def _judged_max(topic: np.ndarray, doc: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(topic, doc) pairs once each with their largest label, sorted by the pair key; and that key."""
-    span = int(doc.max(initial=-1)) + 1
-    key = topic * span + doc
-    order = np.lexsort((-label, key))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = key[order][1:] != key[order][:-1]
-    keep = order[first]
-    return key[keep], topic[keep], label[keep], span
-
-
 def _adhoc(measures: list[Measure], qids: list[str], ranked: _Ranked, q_topic: np.ndarray,
            q_label: np.ndarray) -> dict[str, np.ndarray]:
-    nq = len(qids)
-    keys, j_topic, j_label, span = _judged_max(q_topic, ranked.judged_doc, q_label)
-    depth = max_depth(measures)
-    pos = index_within_runs(ranked.topic)
-    use = pos < depth if depth is not None else np.ones(len(pos), dtype=bool)
-    r_topic, r_doc, r_pos = ranked.topic[use], ranked.doc[use], pos[use]
-    r_key = r_topic * max(span, 1) + r_doc
-    at = np.minimum(np.searchsorted(keys, r_key), max(len(keys) - 1, 0))
-    found = (keys[at] == r_key) & (r_doc < span) if len(keys) else np.zeros(len(r_key), dtype=bool)
-    width = int(r_pos.max(initial=-1)) + 1
-    labels = np.full((nq, max(width, 1)), UNJUDGED, dtype=np.int64)
-    labels[r_topic, r_pos] = np.where(found, j_label[at] if len(keys) else UNJUDGED, UNJUDGED)
-    missing = nq - int(np.count_nonzero(np.bincount(ranked.topic, minlength=nq)))
+    missing = len(qids) - int(np.count_nonzero(np.bincount(ranked.topic, minlength=len(qids))))
     if missing:
         logger.info("%d query(ies) of the qrels are missing from the run; they score 0", missing)
-    return adhoc_scores(labels, j_topic, j_label, measures, qids)
+    return adhoc_scores_of_codes(ranked.topic, ranked.doc, q_topic, ranked.judged_doc, q_label, measures, qids)
 
 
 def _nugget_judgments(qrels: QrelsColumns, q_topic: np.ndarray, doc: np.ndarray) -> NuggetJudgments:
-    """Flat judgments in the dict reader's order: topics in qrels order, nuggets in listing order within
-    their topic, docs in listing order within their nugget, a (topic, nugget, doc) repeated with the same
-    label once (with two labels: the dict reader's error, naming the line)."""
+    """Flat judgments in the dict reader's order (:func:`~complexir.metrics.coverage.nugget_judgments`); a (topic,
+    nugget, doc) listed twice with two labels is the dict reader's error, naming the line."""
     nugget = _codes(qrels.iteration, _distinct(qrels.iteration))[0].astype(np.int64)
-    n = len(q_topic)
-    pair = q_topic * (int(nugget.max(initial=-1)) + 1) + nugget
-    _, first_row, pair_id = np.unique(pair, return_index=True, return_inverse=True)
-    pair_first = first_row[pair_id]  # first line of each row's (topic, nugget)
-    span = int(doc.max(initial=-1)) + 1
-    triple = pair_id.astype(np.int64) * span + doc
-    order = np.lexsort((np.arange(n), triple))
-    t_sorted = triple[order]
-    repeat = np.zeros(n, dtype=bool)
-    repeat[order[1:]] = t_sorted[1:] == t_sorted[:-1]
-    if repeat.any():
-        prev = np.empty(n, np.int64)
-        prev[order[1:]] = order[:-1]
-        if (qrels.label[repeat] != qrels.label[prev[repeat]]).any():
-            read_nugget_qrels(qrels.path)  # raises at the line with the second label
-    keep = np.flatnonzero(~repeat)
-    keep = keep[np.lexsort((keep, pair_first[keep], q_topic[keep]))]
-    k_pair = pair_id[keep]
-    starts = np.ones(len(keep), dtype=bool)
-    starts[1:] = k_pair[1:] != k_pair[:-1]
-    nugget_topic = q_topic[keep][starts]
-    return NuggetJudgments(
-        labels=qrels.label[keep].astype(np.float64),
-        docs=doc[keep],
-        docs_per_nugget=np.diff(np.append(np.flatnonzero(starts), len(keep))),
-        nuggets_per_topic=np.bincount(nugget_topic, minlength=int(q_topic.max(initial=-1)) + 1),
-    )
+    return nugget_judgments(q_topic, nugget, doc, qrels.label, int(q_topic.max(initial=-1)) + 1,
+                            on_conflict=lambda: read_nugget_qrels(qrels.path))
 
 
 def evaluate_columns(

@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .measures import Measure, parse_measure
+from .measures import Measure, max_depth, parse_measure
 from .ranking import dedupe_rankings, index_within_runs
 
-__all__ = ["DEFAULT_ADHOC_MEASURES", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "check_labels"]
+__all__ = ["DEFAULT_ADHOC_MEASURES", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "adhoc_scores_of_codes",
+           "check_labels"]
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,47 @@ def adhoc_scores(
             raise ValueError(m.name)
         results[m.name] = values
     return results
+
+
+def _judged_max(topic: np.ndarray, doc: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(topic, doc) pairs once each with their largest label, sorted by the pair key; and that key."""
+    span = int(doc.max(initial=-1)) + 1
+    key = topic * span + doc
+    order = np.lexsort((-label, key))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = key[order][1:] != key[order][:-1]
+    keep = order[first]
+    return key[keep], topic[keep], label[keep], span
+
+
+def adhoc_scores_of_codes(
+    ranked_topic: np.ndarray,
+    ranked_doc: np.ndarray,
+    judged_topic: np.ndarray,
+    judged_doc: np.ndarray,
+    judged_label: np.ndarray,
+    measures: Sequence[str | Measure],
+    qids: Sequence[str],
+) -> dict[str, np.ndarray]:
+    """:func:`adhoc_scores` from integer codes: measure name -> one value per query (in ``qids`` order).
+
+    ``ranked_topic`` and ``ranked_doc`` list the rankings as (query index, doc code), query after query
+    (ascending), each in ranking order with each doc once; ``judged_*`` list the judgments, a doc judged
+    several times (e.g. per nugget) keeping its largest label. Equal doc ids of a query have equal codes.
+    """
+    nq = len(qids)
+    keys, j_topic, j_label, span = _judged_max(judged_topic, judged_doc, judged_label)
+    depth = max_depth(measures)
+    pos = index_within_runs(ranked_topic)
+    use = pos < depth if depth is not None else np.ones(len(pos), dtype=bool)
+    r_topic, r_doc, r_pos = ranked_topic[use], ranked_doc[use], pos[use]
+    r_key = r_topic * max(span, 1) + r_doc
+    at = np.minimum(np.searchsorted(keys, r_key), max(len(keys) - 1, 0))
+    found = (keys[at] == r_key) & (r_doc < span) if len(keys) else np.zeros(len(r_key), dtype=bool)
+    width = int(r_pos.max(initial=-1)) + 1
+    labels = np.full((nq, max(width, 1)), UNJUDGED, dtype=np.int64)
+    labels[r_topic, r_pos] = np.where(found, j_label[at] if len(keys) else UNJUDGED, UNJUDGED)
+    return adhoc_scores(labels, j_topic, j_label, measures, qids)
 
 
 def mean_scores(per_query: dict[str, dict[str, float]]) -> dict[str, float]:

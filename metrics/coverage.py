@@ -24,7 +24,7 @@ Conventions (ndeval 4.5):
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import methodcaller
@@ -35,7 +35,14 @@ from .adhoc import _parse_all, check_labels
 from .measures import Measure
 from .ranking import dedupe_rankings, index_within_runs
 
-__all__ = ["DEFAULT_COVERAGE_MEASURES", "NuggetJudgments", "coverage_per_query", "coverage_scores"]
+__all__ = [
+    "DEFAULT_COVERAGE_MEASURES",
+    "NuggetJudgments",
+    "coverage_per_query",
+    "coverage_scores",
+    "nugget_judgments",
+    "parse_coverage_measures",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +86,50 @@ class NuggetJudgments:
     docs: np.ndarray  # int64 doc codes, one per label
     docs_per_nugget: np.ndarray
     nuggets_per_topic: np.ndarray
+
+
+def nugget_judgments(
+    topic: np.ndarray,
+    nugget: np.ndarray,
+    doc: np.ndarray,
+    label: np.ndarray,
+    ntopics: int,
+    on_conflict: Callable[[], None] | None = None,
+) -> NuggetJudgments:
+    """Judgments listed one per row, as integer codes (topic index, nugget, doc; doc codes in id order), in the
+    dict readers' order: topics ascending, nuggets in order of first listing within their topic, docs in order of
+    first listing within their nugget. A (topic, nugget, doc) listed again counts once with its largest label;
+    ``on_conflict`` is called first if two of its labels differ (the file reader raises there, naming the line).
+    """
+    n = len(topic)
+    labels = label.astype(np.float64)
+    pair = topic * (int(nugget.max(initial=-1)) + 1) + nugget
+    _, first_row, pair_id = np.unique(pair, return_index=True, return_inverse=True)
+    pair_first = first_row[pair_id]  # first row of each row's (topic, nugget)
+    span = int(doc.max(initial=-1)) + 1
+    triple = pair_id.astype(np.int64) * span + doc
+    order = np.lexsort((np.arange(n), triple))  # by (topic, nugget, doc), then by row
+    same = triple[order][1:] == triple[order][:-1]
+    repeat = np.zeros(n, dtype=bool)
+    repeat[order[1:]] = same
+    if same.any():
+        group = np.flatnonzero(np.concatenate(([True], ~same)))  # each triple's first place in `order`
+        in_order = labels[order]
+        largest = np.maximum.reduceat(in_order, group)
+        if on_conflict is not None and (largest != np.minimum.reduceat(in_order, group)).any():
+            on_conflict()
+        labels[order[group]] = largest
+    keep = np.flatnonzero(~repeat)
+    keep = keep[np.lexsort((keep, pair_first[keep], topic[keep]))]
+    k_pair = pair_id[keep]
+    starts = np.ones(len(keep), dtype=bool)
+    starts[1:] = k_pair[1:] != k_pair[:-1]
+    return NuggetJudgments(
+        labels=labels[keep],
+        docs=doc[keep],
+        docs_per_nugget=np.diff(np.append(np.flatnonzero(starts), len(keep))),
+        nuggets_per_topic=np.bincount(topic[keep][starts], minlength=ntopics),
+    )
 
 
 def _all_mappings(values: Iterable) -> bool:
@@ -245,6 +296,26 @@ def _chunks(sizes: list[int], width: int) -> list[list[int]]:
     return out
 
 
+def parse_coverage_measures(
+    measures: Sequence[str | Measure], alpha: float, rel_level: int, denominator: str
+) -> list[Measure]:
+    """The measures parsed, and the options checked with each measure's own parameters (ValueError)."""
+    parsed = _parse_all(measures, "coverage")
+    if not (0.0 <= float(alpha) <= 1.0):
+        raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
+    if denominator not in ("supported", "all"):
+        raise ValueError(f"denominator must be 'supported' or 'all', got {denominator!r}")
+    for m in parsed:
+        a = m.params.get("alpha", alpha)
+        b = m.params.get("beta", 0.5)
+        r = m.params.get("rel", rel_level)
+        if not (0.0 <= a <= 1.0) or not (0.0 <= b <= 1.0):
+            raise ValueError(f"measure {m.name!r}: alpha and beta must lie in [0, 1]")
+        if int(r) != r or r < 1:
+            raise ValueError(f"measure {m.name!r}: rel must be an integer >= 1, got {r!r}")
+    return parsed
+
+
 def coverage_per_query(
     judgments: Mapping[str, Mapping[str, Mapping[str, int]]],
     rankings: Mapping[str, Sequence[str]],
@@ -260,19 +331,7 @@ def coverage_per_query(
     (``alpha_nDCG(alpha=0.9)@20``, ``StRecall(rel=2)@20``); ``denominator`` ("supported" or "all")
     chooses StRecall's denominator: nuggets with a supporting doc (ndeval) or every listed nugget.
     """
-    parsed = _parse_all(measures, "coverage")
-    if not (0.0 <= float(alpha) <= 1.0):
-        raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
-    if denominator not in ("supported", "all"):
-        raise ValueError(f"denominator must be 'supported' or 'all', got {denominator!r}")
-    for m in parsed:
-        a = m.params.get("alpha", alpha)
-        b = m.params.get("beta", 0.5)
-        r = m.params.get("rel", rel_level)
-        if not (0.0 <= a <= 1.0) or not (0.0 <= b <= 1.0):
-            raise ValueError(f"measure {m.name!r}: alpha and beta must lie in [0, 1]")
-        if int(r) != r or r < 1:
-            raise ValueError(f"measure {m.name!r}: rel must be an integer >= 1, got {r!r}")
+    parsed = parse_coverage_measures(measures, alpha, rel_level, denominator)
     qids = list(judgments)
     full = any(m.family in _FULL_FAMILIES for m in parsed)
     depth = None if full else max(m.cutoff or 1 for m in parsed)

@@ -1,15 +1,38 @@
 """Input conversion shared by the `evaluate` modules (metrics/alpha_ndcg, strecall, retrieval).
 
 `evaluate` passes ``predictions`` (one ranked list of doc ids per query) and ``references`` (one list
-of judgments per query: ``{"doc_id", "label"}`` plus ``"nugget_id"`` for coverage). Queries are
-identified by position. Lives here, not in the module files, so the Hub Spaces and the library share it.
+of judgments per query: ``{"doc_id", "label"}`` plus ``"nugget_id"`` for coverage; datasets may hand a query's
+list of dicts over as a dict of lists). Queries are identified by position. Lives here, not in the module files,
+so the Hub Spaces and the library share it.
+
+Two ways to the same numbers. :func:`adhoc_per_input` and :func:`coverage_per_input` take the columnar one: the
+lists become Arrow columns in pyarrow's C code (no Python object per judgment or ranked doc), doc ids become integer
+codes, and the numpy core takes them as it takes a TREC file's columns (``complexir evaluate``). The dict path
+(:func:`to_rankings`, :func:`to_qrels`, :func:`to_judgments`, then ``adhoc_per_query`` / ``coverage_per_query``)
+takes whatever the columnar one does not fit (another container or type, a missing field, a missing label, a label
+that is not a non-negative integer) and is the one that names the offending query and document.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
-__all__ = ["as_cutoffs", "to_judgments", "to_qrels", "to_rankings"]
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .adhoc import adhoc_per_query, adhoc_scores_of_codes
+from .coverage import coverage_per_query, coverage_scores, nugget_judgments, parse_coverage_measures
+from .measures import max_depth
+from .ranking import rank_codes
+
+__all__ = ["adhoc_per_input", "as_cutoffs", "coverage_per_input", "to_judgments", "to_qrels", "to_rankings"]
+
+logger = logging.getLogger(__name__)
 
 
 def _check_lengths(predictions: Sequence, references: Sequence) -> None:
@@ -86,3 +109,163 @@ def as_cutoffs(k: int | Sequence[int] | None, default: Sequence[int]) -> list[in
     if not ks or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in ks):
         raise ValueError(f"k must be a positive integer or a list of them, got {k!r}")
     return ks
+
+
+# The columnar path takes lists of lists, judgment dicts and int or float labels; anything else goes the dict path,
+# which decides as it always has (it refuses a bool label, a tuple as a judgment, a string as a ranking). pyarrow
+# alone would be laxer: it reads "ab" as the ranking ["a", "b"], a tuple as a judgment, True as the label 1. One
+# difference stays, on purpose: a bytes doc id is read as UTF-8 text (the dict path made b"a" the id "b'a'").
+_LABEL_TYPES = frozenset({int, float})
+
+
+@dataclass
+class _Columns:
+    """The inputs as arrays: ranked docs as listed (repeats too) and judgments, doc ids as shared integer codes."""
+
+    ranked_topic: np.ndarray  # query index of each ranked doc, query after query, in list order
+    ranked_doc: np.ndarray
+    judged_topic: np.ndarray
+    judged_doc: np.ndarray
+    judged_label: np.ndarray  # int64, checked non-negative
+    judged_nugget: np.ndarray | None  # integer codes, with nuggets only
+
+
+def _ranking_column(predictions: Sequence) -> pa.ListArray | None:
+    if type(predictions) is not list or not set(map(type, predictions)) <= {list, tuple}:
+        return None
+    return pa.array(predictions, type=pa.list_(pa.string()))
+
+
+def _judgment_fields(references: Sequence, fields: dict[str, pa.DataType]) -> tuple[np.ndarray, list] | None:
+    """Query index of each judgment and one Arrow array per field (a missing field or a None: null), or None
+    when the references do not fit."""
+    if type(references) is not list:
+        return None
+    kinds = set(map(type, references))
+    try:
+        if kinds <= {list}:  # one list of judgment dicts per query
+            rows = list(chain.from_iterable(references))
+            if not set(map(type, rows)) <= {dict} or not set(map(type, map(itemgetter("label"), rows))) <= _LABEL_TYPES:
+                return None
+            judged = pa.array(references, type=pa.list_(pa.struct(list(fields.items()))))
+            flat = judged.flatten()
+            return judged.value_parent_indices().to_numpy(), [flat.field(f) for f in fields]
+        if kinds <= {dict}:  # a dict of lists per query, with exactly the fields (the dict path zips every key)
+            if set(map(len, references)) - {len(fields)}:
+                return None
+            columns = [list(map(itemgetter(f), references)) for f in fields]
+            if not set(map(type, chain.from_iterable(columns))) <= {list}:
+                return None
+            if not set(map(type, chain.from_iterable(columns[list(fields).index("label")]))) <= _LABEL_TYPES:
+                return None
+            lists = [pa.array(c, type=pa.list_(t)) for c, t in zip(columns, fields.values(), strict=True)]
+            lengths = lists[0].value_lengths()
+            if any(not lengths.equals(other.value_lengths()) for other in lists[1:]):
+                return None  # the dict path's zip refuses lists of different lengths
+            return lists[0].value_parent_indices().to_numpy(), [c.flatten() for c in lists]
+    except (KeyError, pa.ArrowInvalid, pa.ArrowTypeError):  # a missing field; an id that is not text
+        return None
+    return None
+
+
+def _columns(predictions: Sequence, references: Sequence, nuggets: bool) -> _Columns | None:
+    """The inputs as :class:`_Columns`, or None where the columnar path does not fit (see the module docstring)."""
+    fields = {"doc_id": pa.string(), "label": pa.float64()}  # float: a label 1.5 is seen, and refused, not cut to 1
+    if nuggets:
+        fields["nugget_id"] = pa.string()
+    judged = _judgment_fields(references, fields)
+    if judged is None:
+        return None
+    judged_topic, (doc, label, *nugget) = judged
+    if doc.null_count or (nugget and nugget[0].null_count):  # a field missing, or None (the dict path tells which)
+        return None
+    labels = label.to_numpy()
+    if len(labels) and not (np.isfinite(labels).all() and labels.min() >= 0 and (labels % 1 == 0).all()):
+        return None
+    try:
+        ranked = _ranking_column(predictions)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        ranked = None
+    if ranked is None:
+        return None
+    ranked_docs = ranked.flatten()
+    # One code per distinct id (queries share them; the keys the core builds add the query). The dictionary is
+    # sorted so that the codes' order is the ids' (UTF-8 byte order, that is code point order, as Python's):
+    # ndeval's ideal ranking breaks ties by doc id. A None in a ranking is the id "None", as str(None) made it.
+    encoded = pc.dictionary_encode(pa.concat_arrays([pc.fill_null(ranked_docs, "None"), doc]))
+    order = np.empty(len(encoded.dictionary), np.int64)
+    order[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(order))
+    codes = order[encoded.indices.to_numpy()]
+    return _Columns(
+        ranked_topic=ranked.value_parent_indices().to_numpy(),
+        ranked_doc=codes[: len(ranked_docs)],
+        judged_topic=judged_topic,
+        judged_doc=codes[len(ranked_docs) :],
+        judged_label=labels.astype(np.int64),
+        judged_nugget=pc.dictionary_encode(nugget[0]).indices.to_numpy().astype(np.int64) if nugget else None,
+    )
+
+
+def _ranked(columns: _Columns, nq: int, depth: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(query index, doc code) of each ranked doc once, at its first rank, cut at ``depth``; repeats reported."""
+    topic = columns.ranked_topic
+    # List order is the ranking: a score falling along the lists, never tied, ranks them as they are.
+    rows, repeated = rank_codes(topic, columns.ranked_doc, -np.arange(len(topic), dtype=np.float64), depth)
+    if repeated.any():
+        # count the repeats above the last rank read (all of them where a query has fewer distinct docs)
+        kept_topic = topic[rows]
+        cut = np.full(nq, len(topic))
+        if depth is not None:
+            last = np.flatnonzero(np.append(kept_topic[1:] != kept_topic[:-1], True))
+            full = np.bincount(kept_topic, minlength=nq)[kept_topic[last]] >= depth
+            cut[kept_topic[last][full]] = rows[last][full]
+        counted = repeated & (np.arange(len(topic)) < cut[topic])
+        if counted.any():
+            queries = np.unique(topic[counted])
+            logger.warning(
+                "%d duplicate document(s) in the rankings of %d query(ies) (e.g. %s); each counts once, "
+                "at its first (best) rank",
+                int(counted.sum()), len(queries), ", ".join(repr(str(q)) for q in queries[:5].tolist()),
+            )
+    return topic[rows], columns.ranked_doc[rows]
+
+
+def adhoc_per_input(
+    predictions: Sequence, references: Sequence, measures: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """:func:`~complexir.metrics.adhoc_per_query` of the modules' inputs (queries "0", "1", ... by position); a doc
+    judged several times (e.g. per nugget) keeps its largest label."""
+    _check_lengths(predictions, references)
+    columns = _columns(predictions, references, nuggets=False)
+    if columns is None:  # the dict path, for inputs the columnar one does not fit; it names a bad query
+        return adhoc_per_query(to_qrels(references, predictions), to_rankings(predictions), measures)
+    qids = [str(i) for i in range(len(predictions))]
+    topic, doc = _ranked(columns, len(qids), max_depth(measures))
+    values = adhoc_scores_of_codes(topic, doc, columns.judged_topic, columns.judged_doc, columns.judged_label,
+                                   measures, qids)
+    return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}
+
+
+def coverage_per_input(
+    predictions: Sequence,
+    references: Sequence,
+    measures: Sequence[str],
+    *,
+    alpha: float = 0.5,
+    rel_level: int = 1,
+    denominator: str = "supported",
+) -> dict[str, dict[str, float]]:
+    """:func:`~complexir.metrics.coverage_per_query` of the modules' inputs (queries "0", "1", ... by position)."""
+    options = dict(alpha=alpha, rel_level=rel_level, denominator=denominator)
+    _check_lengths(predictions, references)
+    columns = _columns(predictions, references, nuggets=True)
+    if columns is None:  # the dict path, for inputs the columnar one does not fit; it names a bad query
+        return coverage_per_query(to_judgments(references, predictions), to_rankings(predictions), measures,
+                                  **options)
+    parsed = parse_coverage_measures(measures, **options)
+    qids = [str(i) for i in range(len(predictions))]
+    topic, doc = _ranked(columns, len(qids), max_depth(parsed))
+    jd = nugget_judgments(columns.judged_topic, columns.judged_nugget, columns.judged_doc, columns.judged_label,
+                          len(qids))
+    values = coverage_scores(jd, doc, np.bincount(topic, minlength=len(qids)), parsed, qids, **options)
+    return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}

@@ -8,8 +8,8 @@ vendored sibling, _complexir_metrics.py, so the Hub Space needs nothing but requ
 import datasets
 import evaluate
 
-from complexir.metrics import coverage_per_query, mean_scores
-from complexir.metrics.evaluate_inputs import as_cutoffs, to_judgments, to_rankings
+from complexir.metrics import mean_scores
+from complexir.metrics.evaluate_inputs import as_cutoffs, coverage_per_input
 
 _CITATION = """\
 @inproceedings{clarke2008novelty,
@@ -74,7 +74,5 @@ class AlphaNDCG(evaluate.Metric):
 
     def _compute(self, predictions, references, k=20, alpha=0.5, rel_level=1):
         names = [f"alpha_nDCG@{c}" for c in as_cutoffs(k, [20])]
-        per_query = coverage_per_query(
-            to_judgments(references, predictions), to_rankings(predictions), names, alpha=alpha, rel_level=rel_level
-        )
+        per_query = coverage_per_input(predictions, references, names, alpha=alpha, rel_level=rel_level)
         return mean_scores(per_query)

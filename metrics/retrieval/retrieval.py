@@ -8,8 +8,8 @@ vendored sibling, _complexir_metrics.py, so the Hub Space needs nothing but requ
 import datasets
 import evaluate
 
-from complexir.metrics import adhoc_per_query, mean_scores
-from complexir.metrics.evaluate_inputs import as_cutoffs, to_qrels, to_rankings
+from complexir.metrics import mean_scores
+from complexir.metrics.evaluate_inputs import adhoc_per_input, as_cutoffs
 
 _CITATION = """\
 @misc{trec_eval,
@@ -80,6 +80,6 @@ class Retrieval(evaluate.Metric):
         # rel_level travels as a measure parameter; output keys keep the plain ir_measures spelling
         plain = rel_level == 1
         asked = {n: n if plain or n.startswith("nDCG") else n.replace("@", f"(rel={rel_level})@") for n in names}
-        per_query = adhoc_per_query(to_qrels(references, predictions), to_rankings(predictions), list(asked.values()))
+        per_query = adhoc_per_input(predictions, references, list(asked.values()))
         means = mean_scores(per_query)
         return {n: means[asked[n]] for n in names}

@@ -8,8 +8,8 @@ vendored sibling, _complexir_metrics.py, so the Hub Space needs nothing but requ
 import datasets
 import evaluate
 
-from complexir.metrics import coverage_per_query, mean_scores
-from complexir.metrics.evaluate_inputs import as_cutoffs, to_judgments, to_rankings
+from complexir.metrics import mean_scores
+from complexir.metrics.evaluate_inputs import as_cutoffs, coverage_per_input
 
 _CITATION = """\
 @inproceedings{zhai2003subtopic,
@@ -71,9 +71,9 @@ class StRecall(evaluate.Metric):
 
     def _compute(self, predictions, references, k=20, rel_level=1, denominator="supported"):
         names = [f"StRecall@{c}" for c in as_cutoffs(k, [20])]
-        per_query = coverage_per_query(
-            to_judgments(references, predictions),
-            to_rankings(predictions),
+        per_query = coverage_per_input(
+            predictions,
+            references,
             names,
             rel_level=rel_level,
             denominator=denominator,
