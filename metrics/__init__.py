@@ -1,6 +1,7 @@
 """complexir.metrics — the maths, once: ranking, trec_eval-style ad hoc and ndeval-style coverage measures.
 
-Ground floor of the package: imports numpy and the standard library only.
+Ground floor of the package: imports numpy and the standard library only; evaluate_inputs (the `evaluate` modules'
+inputs, not imported here) also pyarrow, which the modules' Spaces have through datasets.
 """
 
 from .adhoc import DEFAULT_ADHOC_MEASURES, adhoc_per_query, mean_scores

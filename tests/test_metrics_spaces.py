@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -83,12 +84,14 @@ def test_staged_script_imports_only_what_a_space_has(staged):
         assert ("internal", VENDORED_MODULE, VENDORED_MODULE, None) in imports
         libraries = {imp[1] for imp in imports if imp[0] == "library"}
         assert "complexir" not in libraries and libraries <= {"datasets", "evaluate"}, libraries
-        # evaluate does not scan the vendored file: it must need nothing but numpy and the standard library
+        # evaluate does not scan the vendored file: it must need nothing but numpy, pyarrow (the modules' inputs
+        # on columns) and the standard library; pyarrow comes with datasets, which requirements.txt pins
         tree = ast.parse((folder / f"{VENDORED_MODULE}.py").read_text(encoding="utf-8"))
         imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
-        assert imported - set(sys.stdlib_module_names) == {"numpy"}, imported
+        assert imported - set(sys.stdlib_module_names) == {"numpy", "pyarrow"}, imported
+        assert any(r.split(">")[0].split("=")[0].strip() == "pyarrow" for r in metadata.requires("datasets"))
         reqs = [line.split("#")[0].strip() for line in (folder / "requirements.txt").read_text().splitlines()]
         reqs = [r for r in reqs if r]
         # pinned: the versions benchmarks/check_space_app.py started the app with

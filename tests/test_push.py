@@ -74,7 +74,8 @@ def test_stage_dir_keeps_the_staged_copy(metric_folder, tmp_path, capsys):
     assert plan.upload_folder == tmp_path / "again"
     assert _files(stage) == _files(plan.upload_folder) == {p for p, _ in plan.files}
     staged = (stage / "alpha_ndcg.py").read_text()
-    assert "from ._complexir_metrics import coverage_per_query, mean_scores" in staged
+    assert "from ._complexir_metrics import mean_scores" in staged
+    assert "from ._complexir_metrics import as_cutoffs, coverage_per_input" in staged
     assert "complexir.metrics" not in staged.split("_DESCRIPTION")[0].split('"""', 2)[2]
     assert "complexir" not in (stage / "requirements.txt").read_text()
     assert (stage / "README.md").read_bytes() == (metric_folder / "README.md").read_bytes()
