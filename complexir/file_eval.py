@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from complexir.metrics.adhoc import adhoc_scores_of_codes
-from complexir.metrics.coverage import NuggetJudgments, coverage_scores, nugget_judgments
+from complexir.metrics.coverage import NuggetJudgments, coverage_scores, judged_in_id_order, nugget_judgments
 from complexir.metrics.measures import Measure, max_depth, parse_measure
 from complexir.metrics.ranking import index_within_runs, rank_codes, select_top
 from complexir.trec_io import (
@@ -298,16 +298,11 @@ def _evaluate(
     if adhoc:
         out.update(_adhoc(adhoc, qids, ranked, q_topic, qrels.label))
     if coverage:
-        # ndeval's ideal breaks ties by doc id: judged docs get codes in id order, other ranked docs -1
-        judged = np.unique(ranked.judged_doc)
-        in_order = ranked.docs.order(judged)
-        jd = _nugget_judgments(qrels, q_topic, in_order[np.searchsorted(judged, ranked.judged_doc)])
         depth = max_depth(coverage)
         pos = index_within_runs(ranked.topic)
         use = pos < depth if depth is not None else np.ones(len(pos), dtype=bool)
-        at = np.minimum(np.searchsorted(judged, ranked.doc[use]), max(len(judged) - 1, 0))
-        ranked_docs = np.where(judged[at] == ranked.doc[use], in_order[at], -1) if len(judged) else \
-            np.full(int(use.sum()), -1, np.int64)
+        ranked_docs, judged_docs = judged_in_id_order(ranked.doc[use], ranked.judged_doc, ranked.docs.order)
+        jd = _nugget_judgments(qrels, q_topic, judged_docs)
         out.update(coverage_scores(jd, ranked_docs, np.bincount(ranked.topic[use], minlength=nq), coverage,
                                    qids, alpha=alpha, rel_level=rel_level, denominator=denominator))
     return qids, {m.name: out[m.name] for m in parsed}

@@ -40,6 +40,7 @@ __all__ = [
     "NuggetJudgments",
     "coverage_per_query",
     "coverage_scores",
+    "judged_in_id_order",
     "nugget_judgments",
     "parse_coverage_measures",
 ]
@@ -86,6 +87,23 @@ class NuggetJudgments:
     docs: np.ndarray  # int64 doc codes, one per label
     docs_per_nugget: np.ndarray
     nuggets_per_topic: np.ndarray
+
+
+def judged_in_id_order(
+    ranked_doc: np.ndarray, judged_doc: np.ndarray, order: Callable[[np.ndarray], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Doc codes (non-negative integers) recoded for :func:`coverage_scores` (ranked, judged): ndeval's ideal ranking
+    breaks ties by doc id, so judged docs get codes in id order, and a ranked doc judged nowhere -1. ``order(codes)``
+    maps distinct ascending codes to integers ordered as their ids; only the judged docs' ids are compared.
+    """
+    size = int(max(ranked_doc.max(initial=-1), judged_doc.max(initial=-1))) + 1
+    judged = np.zeros(size, dtype=bool)
+    judged[judged_doc] = True
+    new_code = np.full(size, -1, np.int64)  # a table, not a search: codes are small integers
+    distinct = np.flatnonzero(judged)
+    if len(distinct):
+        new_code[distinct] = order(distinct)
+    return new_code[ranked_doc], new_code[judged_doc]
 
 
 def nugget_judgments(

@@ -26,7 +26,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .adhoc import adhoc_per_query, adhoc_scores_of_codes
-from .coverage import coverage_per_query, coverage_scores, nugget_judgments, parse_coverage_measures
+from .coverage import (
+    coverage_per_query,
+    coverage_scores,
+    judged_in_id_order,
+    nugget_judgments,
+    parse_coverage_measures,
+)
 from .measures import max_depth
 from .ranking import rank_codes
 
@@ -113,9 +119,9 @@ def as_cutoffs(k: int | Sequence[int] | None, default: Sequence[int]) -> list[in
 
 # The columnar path takes lists of lists, judgment dicts and int or float labels; anything else goes the dict path,
 # which decides as it always has (it refuses a bool label, a tuple as a judgment, a string as a ranking). pyarrow
-# alone would be laxer: it reads "ab" as the ranking ["a", "b"], a tuple as a judgment, True as the label 1. One
-# difference stays, on purpose: a bytes doc id is read as UTF-8 text (the dict path made b"a" the id "b'a'").
-_LABEL_TYPES = frozenset({int, float})
+# alone would be laxer: it reads "ab" as the ranking ["a", "b"], a tuple as a judgment, True as the label 1.
+# Differences that stay, on purpose: a bytes doc id is read as UTF-8 text (the dict path made b"a" the id "b'a'"),
+# and a numpy integer label is a label (the dict path refused it).
 
 
 @dataclass
@@ -128,6 +134,14 @@ class _Columns:
     judged_doc: np.ndarray
     judged_label: np.ndarray  # int64, checked non-negative
     judged_nugget: np.ndarray | None  # integer codes, with nuggets only
+    ids: pa.Array  # doc code -> doc id
+
+    def order(self, codes: np.ndarray) -> np.ndarray:
+        """Integers ordered as the ids of the distinct ``codes`` are (UTF-8 byte order: code point order, as
+        Python's)."""
+        rank = np.empty(len(codes), np.int64)
+        rank[pc.sort_indices(self.ids.take(pa.array(codes))).to_numpy()] = np.arange(len(codes))
+        return rank
 
 
 def _ranking_column(predictions: Sequence) -> pa.ListArray | None:
@@ -136,51 +150,61 @@ def _ranking_column(predictions: Sequence) -> pa.ListArray | None:
     return pa.array(predictions, type=pa.list_(pa.string()))
 
 
-def _judgment_fields(references: Sequence, fields: dict[str, pa.DataType]) -> tuple[np.ndarray, list] | None:
-    """Query index of each judgment and one Arrow array per field (a missing field or a None: null), or None
-    when the references do not fit."""
+def _labels(values: list) -> np.ndarray | None:
+    """The labels as numbers, or None unless every one is a non-negative integer given as an int or a float: pyarrow
+    infers int64 or double from such lists, and refuses (or infers another type from) bools, strings and None."""
+    labels = pa.array(values)
+    if len(labels) == 0:
+        return np.zeros(0, np.int64)
+    if labels.type not in (pa.int64(), pa.float64()) or labels.null_count:
+        return None
+    out = labels.to_numpy()
+    if not (np.isfinite(out).all() and out.min() >= 0 and (out % 1 == 0).all()):
+        return None
+    return out.astype(np.int64)
+
+
+def _judgment_fields(references: Sequence, ids: list[str]) -> tuple[np.ndarray, list[pa.Array], np.ndarray] | None:
+    """Query index of each judgment, one string array per id field (null where missing or None) and the labels;
+    None when the references do not fit."""
     if type(references) is not list:
         return None
     kinds = set(map(type, references))
     try:
         if kinds <= {list}:  # one list of judgment dicts per query
-            rows = list(chain.from_iterable(references))
-            if not set(map(type, rows)) <= {dict} or not set(map(type, map(itemgetter("label"), rows))) <= _LABEL_TYPES:
+            # itemgetter also refuses a judgment that is not a dict (TypeError) or has no label (KeyError)
+            labels = _labels(list(map(itemgetter("label"), chain.from_iterable(references))))
+            if labels is None:
                 return None
-            judged = pa.array(references, type=pa.list_(pa.struct(list(fields.items()))))
+            judged = pa.array(references, type=pa.list_(pa.struct([(f, pa.string()) for f in ids])))
             flat = judged.flatten()
-            return judged.value_parent_indices().to_numpy(), [flat.field(f) for f in fields]
+            return judged.value_parent_indices().to_numpy(), [flat.field(f) for f in ids], labels
         if kinds <= {dict}:  # a dict of lists per query, with exactly the fields (the dict path zips every key)
-            if set(map(len, references)) - {len(fields)}:
+            if set(map(len, references)) - {len(ids) + 1}:
                 return None
-            columns = [list(map(itemgetter(f), references)) for f in fields]
+            columns = [list(map(itemgetter(f), references)) for f in [*ids, "label"]]
             if not set(map(type, chain.from_iterable(columns))) <= {list}:
                 return None
-            if not set(map(type, chain.from_iterable(columns[list(fields).index("label")]))) <= _LABEL_TYPES:
+            labels = _labels(list(chain.from_iterable(columns[-1])))
+            if labels is None:
                 return None
-            lists = [pa.array(c, type=pa.list_(t)) for c, t in zip(columns, fields.values(), strict=True)]
-            lengths = lists[0].value_lengths()
-            if any(not lengths.equals(other.value_lengths()) for other in lists[1:]):
+            lists = [pa.array(c, type=pa.list_(pa.string())) for c in columns[:-1]]
+            lengths = pa.array(list(map(len, columns[-1])), pa.int32())
+            if any(not lengths.equals(c.value_lengths()) for c in lists):
                 return None  # the dict path's zip refuses lists of different lengths
-            return lists[0].value_parent_indices().to_numpy(), [c.flatten() for c in lists]
-    except (KeyError, pa.ArrowInvalid, pa.ArrowTypeError):  # a missing field; an id that is not text
+            return lists[0].value_parent_indices().to_numpy(), [c.flatten() for c in lists], labels
+    except (KeyError, TypeError, OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):  # see the callers' docstrings
         return None
     return None
 
 
 def _columns(predictions: Sequence, references: Sequence, nuggets: bool) -> _Columns | None:
     """The inputs as :class:`_Columns`, or None where the columnar path does not fit (see the module docstring)."""
-    fields = {"doc_id": pa.string(), "label": pa.float64()}  # float: a label 1.5 is seen, and refused, not cut to 1
-    if nuggets:
-        fields["nugget_id"] = pa.string()
-    judged = _judgment_fields(references, fields)
+    judged = _judgment_fields(references, ["doc_id", "nugget_id"] if nuggets else ["doc_id"])
     if judged is None:
         return None
-    judged_topic, (doc, label, *nugget) = judged
+    judged_topic, (doc, *nugget), labels = judged
     if doc.null_count or (nugget and nugget[0].null_count):  # a field missing, or None (the dict path tells which)
-        return None
-    labels = label.to_numpy()
-    if len(labels) and not (np.isfinite(labels).all() and labels.min() >= 0 and (labels % 1 == 0).all()):
         return None
     try:
         ranked = _ranking_column(predictions)
@@ -189,20 +213,18 @@ def _columns(predictions: Sequence, references: Sequence, nuggets: bool) -> _Col
     if ranked is None:
         return None
     ranked_docs = ranked.flatten()
-    # One code per distinct id (queries share them; the keys the core builds add the query). The dictionary is
-    # sorted so that the codes' order is the ids' (UTF-8 byte order, that is code point order, as Python's):
-    # ndeval's ideal ranking breaks ties by doc id. A None in a ranking is the id "None", as str(None) made it.
+    # One code per distinct id (queries share them; the keys the core builds add the query). A None in a ranking is
+    # the id "None", as str(None) made it.
     encoded = pc.dictionary_encode(pa.concat_arrays([pc.fill_null(ranked_docs, "None"), doc]))
-    order = np.empty(len(encoded.dictionary), np.int64)
-    order[pc.sort_indices(encoded.dictionary).to_numpy()] = np.arange(len(order))
-    codes = order[encoded.indices.to_numpy()]
+    codes = encoded.indices.to_numpy().astype(np.int64)
     return _Columns(
         ranked_topic=ranked.value_parent_indices().to_numpy(),
         ranked_doc=codes[: len(ranked_docs)],
         judged_topic=judged_topic,
         judged_doc=codes[len(ranked_docs) :],
-        judged_label=labels.astype(np.int64),
+        judged_label=labels,
         judged_nugget=pc.dictionary_encode(nugget[0]).indices.to_numpy().astype(np.int64) if nugget else None,
+        ids=encoded.dictionary,
     )
 
 
@@ -265,7 +287,7 @@ def coverage_per_input(
     parsed = parse_coverage_measures(measures, **options)
     qids = [str(i) for i in range(len(predictions))]
     topic, doc = _ranked(columns, len(qids), max_depth(parsed))
-    jd = nugget_judgments(columns.judged_topic, columns.judged_nugget, columns.judged_doc, columns.judged_label,
-                          len(qids))
-    values = coverage_scores(jd, doc, np.bincount(topic, minlength=len(qids)), parsed, qids, **options)
+    ranked_docs, judged_docs = judged_in_id_order(doc, columns.judged_doc, columns.order)
+    jd = nugget_judgments(columns.judged_topic, columns.judged_nugget, judged_docs, columns.judged_label, len(qids))
+    values = coverage_scores(jd, ranked_docs, np.bincount(topic, minlength=len(qids)), parsed, qids, **options)
     return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}

@@ -220,3 +220,14 @@ def test_bad_labels_name_the_query_and_document():
         adhoc_per_input([["a"], ["b"]], [[{"doc_id": "a", "label": 1}]], ["P@1"])
     with pytest.raises(ValueError, match="alpha must lie"):
         coverage_per_input([["a"]], [[GOOD]], ["alpha_nDCG@20"], alpha=2.0)
+
+
+def test_the_two_deliberate_differences_from_the_dict_path(columnar_only):
+    """A numpy integer label is a label (the dict path refused it) and a bytes doc id is its UTF-8 text (the dict
+    path made b"a" the id "b'a'"); both only reachable by calling the functions directly: `evaluate` hands the
+    modules Python ints and strs."""
+    import numpy as np
+
+    plain = adhoc_per_input([["a", "b"]], [[{"doc_id": "a", "label": 2}]], ["nDCG@2", "P@1"])
+    assert adhoc_per_input([["a", "b"]], [[{"doc_id": "a", "label": np.int64(2)}]], ["nDCG@2", "P@1"]) == plain
+    assert adhoc_per_input([["a", "b"]], [[{"doc_id": b"a", "label": 2}]], ["nDCG@2", "P@1"]) == plain
