@@ -186,15 +186,9 @@ def _judged_max(topic: np.ndarray, doc: np.ndarray, label: np.ndarray) -> tuple[
     return key[keep], topic[keep], label[keep], span
 
 
-def adhoc_scores_of_codes(
-    ranked_topic: np.ndarray,
-    ranked_doc: np.ndarray,
-    judged_topic: np.ndarray,
-    judged_doc: np.ndarray,
-    judged_label: np.ndarray,
-    measures: Sequence[str | Measure],
-    qids: Sequence[str],
-) -> dict[str, np.ndarray]:
+def adhoc_scores_of_codes(ranked_topic: np.ndarray, ranked_doc: np.ndarray, judged_topic: np.ndarray,
+                          judged_doc: np.ndarray, judged_label: np.ndarray, measures: Sequence[str | Measure],
+                          qids: Sequence[str]) -> dict[str, np.ndarray]:
     """:func:`adhoc_scores` from integer codes: measure name -> one value per query (in ``qids`` order).
 
     ``ranked_topic`` and ``ranked_doc`` list the rankings as (query index, doc code), query after query
