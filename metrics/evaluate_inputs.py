@@ -6,11 +6,12 @@ list of dicts over as a dict of lists). Queries are identified by position. Live
 so the Hub Spaces and the library share it.
 
 Two ways to the same numbers. :func:`adhoc_per_input` and :func:`coverage_per_input` take the columnar one: the
-lists become Arrow columns in pyarrow's C code (no Python object per judgment or ranked doc), doc ids become integer
-codes, and the numpy core takes them as it takes a TREC file's columns (``complexir evaluate``). The dict path
+lists become Arrow columns in pyarrow's C code (no dict built in Python per query or judgment), doc ids become
+integer codes, and the numpy core takes them as it takes a TREC file's columns (``complexir evaluate``). The dict path
 (:func:`to_rankings`, :func:`to_qrels`, :func:`to_judgments`, then ``adhoc_per_query`` / ``coverage_per_query``)
-takes whatever the columnar one does not fit (another container or type, a missing field, a missing label, a label
-that is not a non-negative integer) and is the one that names the offending query and document.
+takes whatever the columnar one does not fit (another container or type, a missing field, a None where a judgment
+needs a value, a label that is not a non-negative integer or is a bool) and is the one that names the offending
+query and document.
 """
 
 from __future__ import annotations
