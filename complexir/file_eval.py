@@ -105,33 +105,59 @@ def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
                              if b > a], type=values.type)
 
 
+# Ids per dictionary_encode call: a hash table of this many ids stays in the CPU cache. One table of every id
+# misses the cache on nearly every probe: measured here, 2M ids took 0.86 s in one call and 0.07 s in groups of 64k.
+_IDS_PER_GROUP = 1 << 16
+
+
 def _doc_codes(run_topic: np.ndarray, run_doc: pa.ChunkedArray, judged_topic: np.ndarray,
                judged_doc: pa.ChunkedArray, nq: int) -> _Docs:
     """The doc ids of the kept run rows and of the judgments as integer codes, equal for equal ids of one topic:
     all that the ranking, the matching with the judgments and the ideal rankings compare.
 
-    Hashing the ids is the longest single step after parsing, so the topics are hashed in two halves on two
-    threads (pyarrow's kernels release the GIL), the second half's codes numbered after the first's.
+    Codes need only agree within a topic, so the ids are hashed in groups of consecutive topics of about
+    ``_IDS_PER_GROUP`` ids (a topic is never split), one small hash table per group, the groups on two threads
+    (pyarrow's kernels release the GIL); each group's codes are numbered after the previous group's.
     """
-    halves = [(run_topic < nq // 2, judged_topic < nq // 2)]
-    halves.append((~halves[0][0], ~halves[0][1]))
-    rows = [(np.flatnonzero(run_half), np.flatnonzero(judged_half)) for run_half, judged_half in halves]
+    sizes = np.bincount(run_topic, minlength=nq) + np.bincount(judged_topic, minlength=nq)
+    topic_group = (np.cumsum(sizes) - sizes) // _IDS_PER_GROUP
+    groups = int(topic_group.max(initial=-1)) + 1
+    run_parts = _group_rows(topic_group[run_topic], run_doc, groups)
+    judged_parts = _group_rows(topic_group[judged_topic], judged_doc, groups)
 
-    def encode(run_rows: np.ndarray, judged_rows: np.ndarray) -> pa.DictionaryArray:
-        chunks = [*_take(run_doc, run_rows).chunks, *_take(judged_doc, judged_rows).chunks]
+    def encode(run_part: tuple[np.ndarray, pa.ChunkedArray], judged_part: tuple[np.ndarray, pa.ChunkedArray]
+               ) -> pa.DictionaryArray:
+        chunks = [*run_part[1].chunks, *judged_part[1].chunks]
         return pc.dictionary_encode(pa.concat_arrays(chunks) if chunks else pa.array([], pa.string()))
 
     with ThreadPoolExecutor(2, thread_name_prefix="complexir-doc-codes") as pool:
-        encoded = list(pool.map(encode, *zip(*rows, strict=True)))
+        encoded = list(pool.map(encode, run_parts, judged_parts))
     run_codes = np.empty(len(run_topic), np.int64)
     judged_codes = np.empty(len(judged_topic), np.int64)
     offset = 0
-    for (run_rows, judged_rows), half in zip(rows, encoded, strict=True):
-        codes = as_numpy(half.indices) + offset
-        run_codes[run_rows] = codes[: len(run_rows)]
-        judged_codes[judged_rows] = codes[len(run_rows) :]
-        offset += len(half.dictionary)
-    return _Docs([run_codes, judged_codes], pa.concat_arrays([half.dictionary for half in encoded]))
+    for (run_rows, _), (judged_rows, _), group in zip(run_parts, judged_parts, encoded, strict=True):
+        codes = as_numpy(group.indices) + offset
+        run_codes[run_rows] = codes[: _count(run_rows)]
+        judged_codes[judged_rows] = codes[_count(run_rows) :]
+        offset += len(group.dictionary)
+    return _Docs([run_codes, judged_codes], pa.concat_arrays([group.dictionary for group in encoded])
+                 if encoded else pa.array([], pa.string()))
+
+
+def _group_rows(group: np.ndarray, values: pa.ChunkedArray, groups: int
+                ) -> list[tuple[np.ndarray | slice, pa.ChunkedArray]]:
+    """Per group 0 .. groups-1: its rows (a slice when the rows come group by group, as TREC files list topics)
+    and their ``values``, in row order."""
+    if not (group[1:] >= group[:-1]).all():
+        order = np.argsort(group, kind="stable")
+        bounds = np.searchsorted(group[order], np.arange(groups + 1))
+        return [(order[a:b], _take(values, order[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    bounds = np.searchsorted(group, np.arange(groups + 1)).tolist()
+    return [(slice(a, b), values.slice(a, b - a)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _count(rows: np.ndarray | slice) -> int:
+    return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
 
 
 @dataclass

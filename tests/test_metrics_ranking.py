@@ -1,14 +1,17 @@
-"""rank_run: the tie rule, and ``depth`` giving exactly the head of the full ranking."""
+"""rank_run: the tie rule, and ``depth`` giving exactly the head of the full ranking; the same for the array
+functions of the columnar path (select_top, rank_codes)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from complexir.metrics import max_depth, rank_run
+from complexir.metrics.ranking import rank_codes, select_top
 
 DOC_IDS = st.text(alphabet="abcd0123", min_size=1, max_size=3)
 # few distinct integer-valued scores, so most rankings have long tie blocks (also across a depth boundary)
@@ -77,3 +80,52 @@ def test_max_depth():
         assert max_depth(names) is None
     with pytest.raises(ValueError, match="unknown measure"):
         max_depth(["foo@3"])
+
+
+# Rows as arrays, the columnar path's input: (topic, doc code, score), topics in any layout (contiguous or
+# interleaved), lengths equal or ragged (one long topic among short ones takes the per-topic loop, not the grid).
+ROWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6), TIED_SCORES.map(float)), max_size=120)
+
+
+def _layouts(rows: list[tuple[int, int, float]], long_topic: bool) -> list[list[tuple[int, int, float]]]:
+    if long_topic:
+        rows = rows + [(6, d % 50, float(d % 7)) for d in range(300)]
+    return [rows, sorted(rows, key=lambda r: r[0])]  # as given (topics interleaved) and topic by topic
+
+
+@settings(max_examples=300, deadline=None)
+@given(ROWS, st.integers(1, 8), st.booleans())
+def test_select_top_keeps_every_row_that_can_reach_the_depth(rows, depth, long_topic):
+    for layout in _layouts(rows, long_topic):
+        topic = np.array([r[0] for r in layout], np.int64)
+        score = np.array([r[2] for r in layout])
+        kept = select_top(topic, score, 7, depth)
+        expected = set()
+        for t in set(topic.tolist()):
+            mine = np.flatnonzero(topic == t)
+            boundary = np.sort(score[mine])[::-1][min(depth, len(mine)) - 1]
+            expected |= set(mine[score[mine] >= boundary].tolist())
+        assert sorted(kept.tolist()) == sorted(expected)
+        grouped = topic[kept]
+        assert len(set(grouped.tolist())) == int(np.count_nonzero(np.diff(grouped))) + (len(grouped) > 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ROWS, st.sampled_from([None, 1, 3, 10]), st.booleans())
+def test_rank_codes_is_score_then_doc_descending_each_doc_once(rows, depth, long_topic):
+    for layout in _layouts(rows, long_topic):
+        topic = np.array([r[0] for r in layout], np.int64)
+        doc = np.array([r[1] for r in layout], np.int64)
+        score = np.array([r[2] for r in layout])
+        ranked, repeated = rank_codes(topic, doc, score, depth)
+        expected, repeats = [], 0
+        for t in sorted(set(topic.tolist())):
+            seen: dict[int, float] = {}
+            for s, d in sorted(((score[i], doc[i]) for i in np.flatnonzero(topic == t)), reverse=True):
+                if d in seen:
+                    repeats += 1
+                    continue
+                seen[d] = s
+            expected += [(t, d, s) for d, s in list(seen.items())[:depth]]
+        assert [(topic[i], doc[i], score[i]) for i in ranked] == expected
+        assert int(repeated.sum()) == repeats

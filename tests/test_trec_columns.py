@@ -12,6 +12,7 @@ import trec_io_previous as previous
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from complexir import file_eval
 from complexir.cli.main import main
 from complexir.file_eval import evaluate_files
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, parse_measure, rank_run
@@ -124,8 +125,9 @@ def _write(path: Path, lines, style, bom=False):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(files=trec_files())
-def test_random_files_equal_previous_readers_and_dict_path(tmp_path, files):
+@given(files=trec_files(), ids_per_group=st.sampled_from([1, 3, 1 << 16]))
+def test_random_files_equal_previous_readers_and_dict_path(tmp_path, files, ids_per_group):
+    # ids_per_group: doc ids are hashed a group of topics at a time; small groups split every file's topics
     qrel_lines, run_lines, style = files
     qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
     _write(qrels_path, qrel_lines, style)
@@ -133,8 +135,10 @@ def test_random_files_equal_previous_readers_and_dict_path(tmp_path, files):
     assert read_qrels(qrels_path) == previous.read_qrels(qrels_path)
     assert read_nugget_qrels(qrels_path) == previous.read_nugget_qrels(qrels_path)
     assert read_run(run_path) == previous.read_run(run_path)
-    assert_same(qrels_path, run_path, ADHOC, nuggets=False)
-    assert_same(qrels_path, run_path, ADHOC + COVERAGE, nuggets=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(file_eval, "_IDS_PER_GROUP", ids_per_group)
+        assert_same(qrels_path, run_path, ADHOC, nuggets=False)
+        assert_same(qrels_path, run_path, ADHOC + COVERAGE, nuggets=True)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -259,10 +263,22 @@ def test_runs_read_in_small_pieces_score_the_same(monkeypatch, tmp_path, referen
     cases = [(trec / "qrels.test", trec / "results.test", ADHOC), (qrels, run, ["P@2", "RR@2", "nDCG@2"])]
     whole = [evaluate_files(*case)[1] for case in cases]
     monkeypatch.setattr(trec_io, "_PIECE", 40)
+    monkeypatch.setattr(file_eval, "_IDS_PER_GROUP", 50)  # and the doc ids hashed in groups of topics
     for case, expected in zip(cases, whole, strict=True):
         got = evaluate_files(*case)[1]
         assert all((got[m] == expected[m]).all() for m in case[2])
     assert_same(qrels, run, ["P@2", "RR@2", "nDCG@2"], nuggets=False)
+
+
+def test_ties_break_by_doc_id_in_every_group_of_topics(monkeypatch, tmp_path):
+    # each topic hashed on its own: topic 2's codes must still name topic 2's ids, whose order breaks its tie
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("1 0 b 1\n2 0 z 1\n")
+    run.write_text("1 Q0 a 1 5 t\n1 Q0 b 2 5 t\n2 Q0 z 1 5 t\n2 Q0 y 2 5 t\n")
+    monkeypatch.setattr(file_eval, "_IDS_PER_GROUP", 1)
+    qids, got = evaluate_files(qrels, run, ["P@1"])
+    assert qids == ["1", "2"] and got["P@1"].tolist() == [1.0, 1.0]  # b before a, z before y
+    assert_same(qrels, run, ["P@1"], nuggets=False)
 
 
 # ---- the CLI on the examples ---------------------------------------------------------------------------------
