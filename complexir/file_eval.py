@@ -183,7 +183,7 @@ def _selection(topic: np.ndarray, score: np.ndarray, nq: int, depth: int | None,
 def _top_rows(run: RunColumns, qids: pa.Array, depth: int | None, whole: np.ndarray | None) -> _RunTop:
     """The rows of ``run`` (a whole run or one piece of it) that :func:`_selection` keeps. A row with ``depth``
     rows scoring above it in a piece has as many in the whole run, so the rows kept from each piece hold those
-    that the whole run would keep: :func:`_merged` selects among them again."""
+    that the whole run would keep: :func:`_merged` selects among them again where a topic was split between pieces."""
     topic, unknown = _codes(run.topic, qids)
     known = np.flatnonzero(topic >= 0) if (topic < 0).any() else None
     score = run.score if known is None else run.score[known]
@@ -196,15 +196,26 @@ def _top_rows(run: RunColumns, qids: pa.Array, depth: int | None, whole: np.ndar
 
 
 def _merged(parts: list[_RunTop], nq: int, depth: int | None, whole: np.ndarray | None) -> _RunTop:
-    """The rows of a whole run that :func:`_selection` keeps, from those kept of each of its pieces."""
+    """The rows of a whole run that :func:`_selection` keeps, from those kept of each of its pieces, give or take
+    a few: rows that cannot reach ``depth`` may stay (the ranking cuts them), never one that can be dropped.
+
+    A topic inside one piece was selected whole there; only a topic split between pieces (one or two per piece
+    boundary in a TREC run, every topic in a run ordered otherwise) is selected again. When that would drop
+    at most an eighth of the rows, they stay: dropping them means copying every kept doc id.
+    """
     if len(parts) == 1:
         return parts[0]
     topic = np.concatenate([part.topic for part in parts])
     score = np.concatenate([part.score for part in parts])
     doc = pa.chunked_array([chunk for part in parts for chunk in part.doc.chunks], type=pa.string())
-    selected = _selection(topic, score, nq, depth, whole)
-    return _RunTop(topic[selected], _take(doc, selected), score[selected], sum(part.rows for part in parts),
-                   set().union(*(part.unknown for part in parts)))
+    pieces_holding = sum(np.bincount(np.unique(part.topic), minlength=nq) for part in parts)
+    split = np.flatnonzero(pieces_holding[topic] > 1)
+    again = split[_selection(topic[split], score[split], nq, depth, whole)]
+    rows, unknown = sum(part.rows for part in parts), set().union(*(part.unknown for part in parts))
+    if len(split) - len(again) <= len(topic) // 8:
+        return _RunTop(topic, doc, score, rows, unknown)
+    selected = np.union1d(np.flatnonzero(pieces_holding[topic] == 1), again)
+    return _RunTop(topic[selected], _take(doc, selected), score[selected], rows, unknown)
 
 
 @dataclass

@@ -260,7 +260,10 @@ def test_runs_read_in_small_pieces_score_the_same(monkeypatch, tmp_path, referen
     qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
     qrels.write_text("1 0 c 1\n1 0 d 2\n2 0 x 1\n")
     run.write_text("1 Q0 a 1 9 t\n1 Q0 b 3 1 t\n1 Q0 a 2 8 t\n1 Q0 c 4 0.5 t\n2 Q0 x 1 1 t\n1 Q0 d 5 0.25 t\n")
-    cases = [(trec / "qrels.test", trec / "results.test", ADHOC), (qrels, run, ["P@2", "RR@2", "nDCG@2"])]
+    interleaved = tmp_path / "interleaved.txt"  # every topic in every piece: the merge drops most kept rows
+    interleaved.write_text("".join(f"{t} Q0 d{i % 7} {i} {(i * 37) % 11} t\n" for i in range(60) for t in (1, 2)))
+    cases = [(trec / "qrels.test", trec / "results.test", ADHOC), (qrels, run, ["P@2", "RR@2", "nDCG@2"]),
+             (qrels, interleaved, ["P@2", "RR@2", "nDCG@2"])]
     whole = [evaluate_files(*case)[1] for case in cases]
     monkeypatch.setattr(trec_io, "_PIECE", 40)
     monkeypatch.setattr(file_eval, "_IDS_PER_GROUP", 50)  # and the doc ids hashed in groups of topics
@@ -268,6 +271,7 @@ def test_runs_read_in_small_pieces_score_the_same(monkeypatch, tmp_path, referen
         got = evaluate_files(*case)[1]
         assert all((got[m] == expected[m]).all() for m in case[2])
     assert_same(qrels, run, ["P@2", "RR@2", "nDCG@2"], nuggets=False)
+    assert_same(qrels, interleaved, ["P@2", "RR@2", "nDCG@2"], nuggets=False)
 
 
 def test_ties_break_by_doc_id_in_every_group_of_topics(monkeypatch, tmp_path):
