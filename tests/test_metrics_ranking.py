@@ -83,14 +83,17 @@ def test_max_depth():
 
 
 # Rows as arrays, the columnar path's input: (topic, doc code, score), topics in any layout (contiguous or
-# interleaved), lengths equal or ragged (one long topic among short ones takes the per-topic loop, not the grid).
+# interleaved, best first or not), lengths equal or ragged (one long topic among short ones takes the per-topic
+# loop, not the matrix).
 ROWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6), TIED_SCORES.map(float)), max_size=120)
 
 
 def _layouts(rows: list[tuple[int, int, float]], long_topic: bool) -> list[list[tuple[int, int, float]]]:
     if long_topic:
         rows = rows + [(6, d % 50, float(d % 7)) for d in range(300)]
-    return [rows, sorted(rows, key=lambda r: r[0])]  # as given (topics interleaved) and topic by topic
+    # as given (topics interleaved), topic by topic, and each topic best first (as TREC runs list them)
+    return [rows, sorted(rows, key=lambda r: r[0]), sorted(rows, key=lambda r: (r[0], -r[2])),
+            sorted(rows, key=lambda r: -r[2])]
 
 
 @settings(max_examples=300, deadline=None)
