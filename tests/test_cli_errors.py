@@ -129,6 +129,7 @@ def test_sigterm_during_a_command_is_one_line_exit_143(tmp_path):
     script = tmp_path / "slow.py"
     script.write_text(
         "import os, signal, sys\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not ignored, even if this test's shell ignores it\n"
         "from complexir.cli import validate_cmd\n"
         "from complexir.cli.main import main\n"
         "def slow(folder):\n"

@@ -174,6 +174,10 @@ CHILD = textwrap.dedent("""
     from complexir.card import CardInfo
     from complexir.writer import BenchmarkWriter
 
+    # A child of a background job without job control (nohup, `cmd &` in a script) inherits SIGINT and
+    # sometimes SIGTERM ignored, and Python keeps them so: restore what an interactive terminal gives.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     out, mode, sig, n_docs = Path(sys.argv[1]), sys.argv[2], getattr(signal, sys.argv[3]), int(sys.argv[4])
     if mode.startswith("after-replace-"):  # signal ourselves right after the k-th rename of the swap
         k, real, count = int(mode.rsplit("-", 1)[1]), os.replace, [0]
