@@ -125,12 +125,17 @@ def dedupe_rankings(
     return out
 
 
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal neighbours begins: [5, 5, 2, 2, 2] -> [0, 2]; [] -> []."""
+    if len(values) == 0:
+        return np.zeros(0, np.int64)
+    return np.concatenate(([0], np.flatnonzero(values[1:] != values[:-1]) + 1))
+
+
 def index_within_runs(groups: np.ndarray) -> np.ndarray:
     """Position of each element within its run of equal neighbours: [5, 5, 2, 2, 2] -> [0, 1, 0, 1, 2]."""
-    idx = np.arange(len(groups))
-    starts = np.ones(len(groups), dtype=bool)
-    starts[1:] = groups[1:] != groups[:-1]
-    return idx - np.maximum.accumulate(np.where(starts, idx, 0))
+    starts = run_starts(groups)
+    return np.arange(len(groups)) - np.repeat(starts, np.diff(np.append(starts, len(groups))))
 
 
 _ROWS_PER_TOPIC_FOR_GRID = 512  # select_top's matrix is used below this many rows a topic on average
@@ -147,14 +152,11 @@ class _TopicBlocks:
 
     @classmethod
     def of(cls, topic: np.ndarray) -> _TopicBlocks:
-        if len(topic) == 0:
-            return cls(None, np.zeros(0, np.int64), np.zeros(0, np.int64))
-        starts = np.concatenate(([0], np.flatnonzero(topic[1:] != topic[:-1]) + 1))
+        starts = run_starts(topic)
         order = None
         if len(np.unique(topic[starts])) != len(starts):  # a topic in several places (TREC runs list each once)
             order = np.argsort(topic, kind="stable")
-            sorted_topic = topic[order]
-            starts = np.concatenate(([0], np.flatnonzero(sorted_topic[1:] != sorted_topic[:-1]) + 1))
+            starts = run_starts(topic[order])
         return cls(order, starts, np.diff(np.append(starts, len(topic))))
 
     def grid(self, values: np.ndarray, fill: float) -> np.ndarray | None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from complexir.metrics import max_depth, rank_run
-from complexir.metrics.ranking import rank_codes, select_top
+from complexir.metrics.ranking import index_within_runs, rank_codes, run_starts, select_top
 
 DOC_IDS = st.text(alphabet="abcd0123", min_size=1, max_size=3)
 # few distinct integer-valued scores, so most rankings have long tie blocks (also across a depth boundary)
@@ -132,3 +132,12 @@ def test_rank_codes_is_score_then_doc_descending_each_doc_once(rows, depth, long
             expected += [(t, d, s) for d, s in list(seen.items())[:depth]]
         assert [(topic[i], doc[i], score[i]) for i in ranked] == expected
         assert int(repeated.sum()) == repeats
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=30))
+def test_run_starts_and_index_within_runs_follow_their_definitions(values):
+    array = np.array(values, dtype=np.int64)
+    starts = [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+    assert run_starts(array).tolist() == starts
+    assert index_within_runs(array).tolist() == [i - max(s for s in starts if s <= i) for i in range(len(values))]
