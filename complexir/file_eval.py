@@ -135,10 +135,10 @@ def _doc_codes(run_topic: np.ndarray, run_doc: pa.ChunkedArray, judged_topic: np
     run_codes = np.empty(len(run_topic), np.int64)
     judged_codes = np.empty(len(judged_topic), np.int64)
     offset = 0
-    for (run_rows, _), (judged_rows, _), group in zip(run_parts, judged_parts, encoded, strict=True):
+    for (run_rows, run_docs), (judged_rows, _), group in zip(run_parts, judged_parts, encoded, strict=True):
         codes = as_numpy(group.indices) + offset
-        run_codes[run_rows] = codes[: _count(run_rows)]
-        judged_codes[judged_rows] = codes[_count(run_rows) :]
+        run_codes[run_rows] = codes[: len(run_docs)]
+        judged_codes[judged_rows] = codes[len(run_docs) :]
         offset += len(group.dictionary)
     return _Docs([run_codes, judged_codes], pa.concat_arrays([group.dictionary for group in encoded])
                  if encoded else pa.array([], pa.string()))
@@ -154,10 +154,6 @@ def _group_rows(group: np.ndarray, values: pa.ChunkedArray, groups: int
         return [(order[a:b], _take(values, order[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     bounds = np.searchsorted(group, np.arange(groups + 1)).tolist()
     return [(slice(a, b), values.slice(a, b - a)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def _count(rows: np.ndarray | slice) -> int:
-    return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
 
 
 @dataclass
@@ -209,12 +205,13 @@ def _merged(parts: list[_RunTop], nq: int, depth: int | None, whole: np.ndarray 
     score = np.concatenate([part.score for part in parts])
     doc = pa.chunked_array([chunk for part in parts for chunk in part.doc.chunks], type=pa.string())
     pieces_holding = sum(np.bincount(np.unique(part.topic), minlength=nq) for part in parts)
-    split = np.flatnonzero(pieces_holding[topic] > 1)
+    in_one_piece = pieces_holding[topic] == 1
+    split = np.flatnonzero(~in_one_piece)
     again = split[_selection(topic[split], score[split], nq, depth, whole)]
     rows, unknown = sum(part.rows for part in parts), set().union(*(part.unknown for part in parts))
     if len(split) - len(again) <= len(topic) // 8:
         return _RunTop(topic, doc, score, rows, unknown)
-    selected = np.union1d(np.flatnonzero(pieces_holding[topic] == 1), again)
+    selected = np.union1d(np.flatnonzero(in_one_piece), again)
     return _RunTop(topic[selected], _take(doc, selected), score[selected], rows, unknown)
 
 
