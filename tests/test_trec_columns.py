@@ -12,11 +12,11 @@ import trec_io_previous as previous
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from complexir import file_eval
+from complexir import file_eval, trec_io
 from complexir.cli.main import main
 from complexir.file_eval import evaluate_files
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, parse_measure, rank_run
-from complexir.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run
+from complexir.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run, read_run_columns
 
 ADHOC = ["nDCG@10", "nDCG@3", "R@5", "AP@10", "AP", "P@2", "RR", "nDCG", "P(rel=2)@3", "R(rel=0)@4"]
 COVERAGE = ["alpha_nDCG@5", "alpha_nDCG@20", "StRecall@3", "alpha_nDCG(alpha=0.9)@4", "StRecall(rel=2)@5",
@@ -178,8 +178,6 @@ def test_a_bad_run_line_is_named(tmp_path, files, where, bad):
 def test_file_blocks_split_anywhere(monkeypatch, tmp_path, reference_fixtures, read_size):
     # the reader takes the file in pieces and checks its spacing in windows: a BOM, a tab, a double space or a
     # line end cut in two by either
-    from complexir import trec_io
-
     monkeypatch.setattr(trec_io, "_PIECE", read_size)
     monkeypatch.setattr(trec_io, "_WINDOW", read_size)
     trec = reference_fixtures / "trec_eval"
@@ -230,6 +228,21 @@ def test_invalid_utf8_is_a_decode_error(tmp_path):
         read_qrels(path)
 
 
+@pytest.mark.parametrize("bad_line", [0, 17, 39])
+def test_utf8_is_checked_in_every_piece_that_is_not_ascii(monkeypatch, tmp_path, bad_line):
+    # ASCII pieces skip the CSV reader's UTF-8 check; a piece with any other byte keeps it, wherever it is
+    monkeypatch.setattr(trec_io, "_PIECE", 64)
+    lines = [f"1 Q0 d{i} {i} {100 - i} t\n".encode() for i in range(40)]
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"".join(lines[:bad_line] + ["1 Q0 é文 0 0.5 t\n".encode()] + lines[bad_line + 1:]))
+    docs = read_run_columns(run).doc.to_pylist()
+    assert docs == [f"d{i}" if i != bad_line else "é文" for i in range(40)]
+    assert docs == list(read_run(run)["1"])  # the dict reader, in file order
+    run.write_bytes(b"".join(lines[:bad_line] + [b"1 Q0 d\xff 0 0.5 t\n"] + lines[bad_line + 1:]))
+    with pytest.raises(UnicodeDecodeError):
+        read_run_columns(run)
+
+
 def test_spellings_python_accepts_are_read_as_before(tmp_path):
     # a label '+1' and a score '1_5' are outside the CSV reader's number syntax: the line reader takes them
     qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
@@ -254,8 +267,6 @@ def test_repeated_docs_near_the_cut_keep_their_best_rank(tmp_path, caplog):
 
 def test_runs_read_in_small_pieces_score_the_same(monkeypatch, tmp_path, reference_fixtures):
     # topics cut between pieces, and a repeated doc near the cut whose lower ranks a first piece dropped
-    from complexir import trec_io
-
     trec = reference_fixtures / "trec_eval"
     qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
     qrels.write_text("1 0 c 1\n1 0 d 2\n2 0 x 1\n")
