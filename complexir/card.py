@@ -17,7 +17,16 @@ from typing import Any
 import yaml
 
 from .errors import LayoutError
-from .schema import size_category
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` rows."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+    for bound, label in bounds:
+        if n < bound:
+            return label
+    return "1B<n<10B"
 
 
 @dataclass

@@ -126,13 +126,3 @@ def schema_for(kind: str, columns: list[str]) -> pa.Schema:
             continue
         fields.append(optional.get(name, pa.field(name, pa.string())))
     return pa.schema(fields)
-
-
-def size_category(n: int) -> str:
-    """The Hub's ``size_categories`` bucket for ``n`` rows."""
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
-    for bound, label in bounds:
-        if n < bound:
-            return label
-    return "1B<n<10B"

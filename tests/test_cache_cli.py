@@ -197,7 +197,8 @@ def test_reading_an_entry_stamps_its_last_use(builds, monkeypatch):
 
 
 def test_the_cache_command_imports_no_model_or_dataset_library(builds):
-    heavy = ("mteb", "torch", "datasets", "sentence_transformers", "transformers", "ir_datasets")
+    # it reads JSON records and walks folders: not even pyarrow or numpy
+    heavy = ("mteb", "torch", "datasets", "sentence_transformers", "transformers", "ir_datasets", "pyarrow", "numpy")
     result = subprocess.run(
         [sys.executable, "-c", "import sys\nfrom complexir.cli.main import main\nmain(['cache', 'list'])\n"
          f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"],
