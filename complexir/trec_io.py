@@ -164,6 +164,8 @@ def _pieces(path: str | os.PathLike[str]) -> Iterator[memoryview | bytes]:
             got = raw.readinto(memoryview(buffer)[kept:])
             end = kept + got
             cut = buffer.rfind(b"\n", 0, end) + 1 if got else end
+            if cut == 0 and got:  # no LF: lines may end in lone CRs (should the CR of a CRLF end up last, the
+                cut = buffer.rfind(b"\r", 0, end) + 1  # next piece merely starts with an empty line)
             if cut == 0 and got:  # a line longer than the buffer: a larger one (the old one may still be exported)
                 buffer = buffer[:end] + bytearray(len(buffer))
                 kept = end

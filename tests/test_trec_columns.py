@@ -243,6 +243,19 @@ def test_utf8_is_checked_in_every_piece_that_is_not_ascii(monkeypatch, tmp_path,
         read_run_columns(run)
 
 
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("piece", [24, 25, 64])
+def test_every_line_end_is_read_in_pieces_of_the_buffer_size(monkeypatch, tmp_path, line_end, piece):
+    # lone CRs too: a file of them is cut at its CRs, not held whole; a CRLF cut between its CR and LF reads the same
+    monkeypatch.setattr(trec_io, "_PIECE", piece)
+    run = tmp_path / "run.txt"
+    run.write_bytes("".join(f"1 Q0 d{i} {i} {100 - i} t{line_end}" for i in range(40)).encode())
+    assert max(len(p) for p in trec_io._pieces(run)) <= piece
+    columns = read_run_columns(run)
+    assert columns.doc.to_pylist() == [f"d{i}" for i in range(40)]
+    assert columns.score.tolist() == [100.0 - i for i in range(40)]
+
+
 def test_spellings_python_accepts_are_read_as_before(tmp_path):
     # a label '+1' and a score '1_5' are outside the CSV reader's number syntax: the line reader takes them
     qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
