@@ -19,8 +19,12 @@ rank, rank column consistent with the scores (ndeval orders by it). ``--baseline
 "complexir before": the same command with ``PYTHONPATH`` pointing at another source tree of the package
 (e.g. an older commit laid out as an importable ``complexir``), for before/after figures.
 
-Candidates run round-robin (one of each per round, so a load change hits all of them) and the median of the
-rounds is reported: the machine may be shared, the ratios matter. Per-query values are compared with
+Candidates run round-robin (one of each per round, so a load change hits all of them; each round starts one
+further along, so no tool always follows the same one) and the median of the rounds is reported: the machine may
+be shared, the ratios matter. Before each run the two files are read once, so every tool finds them in the page
+cache, whatever the previous tool's memory pushed out of it. Every process starts in ``--workdir``: started from
+a checkout, ``python -m`` would put the checkout's ``complexir`` ahead of ``--baseline-pythonpath``. Per-query
+values are compared with
 complexir's: pytrec_eval and ir_measures to 1e-12; trec_eval and ndeval print 4 and 6 decimals, so to half
 a unit of their last digit. Exit status 1 if any comparison fails.
 """
@@ -146,8 +150,16 @@ def make_files(workdir: Path, args: argparse.Namespace) -> dict[str, tuple[Path,
 GNU_TIME = Path("/usr/bin/time").exists()
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float | None, str]:
-    """Wall seconds, peak RSS in MiB (None without GNU time) and stdout of one process.
+def read_through(paths: list[str]) -> None:
+    """Read the files once, so that the timed process finds them in the page cache."""
+    for path in paths:
+        with open(path, "rb", buffering=0) as fh:
+            while fh.read(1 << 24):
+                pass
+
+
+def timed(cmd: list[str], env: dict[str, str] | None, cwd: Path) -> tuple[float, float | None, str]:
+    """Wall seconds, peak RSS in MiB (None without GNU time) and stdout of one process started in ``cwd``.
 
     The peak RSS comes from GNU time, which forks from a small process: a child forked from this Python
     process carries this process's RSS until it execs, and the kernel's high-water mark keeps it.
@@ -155,7 +167,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
     with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile("r") as rss:
         wrapped = ["/usr/bin/time", "-f", "%M", "-o", rss.name, *cmd] if GNU_TIME else cmd
         t0 = time.perf_counter()
-        proc = subprocess.run(wrapped, stdout=out, stderr=subprocess.PIPE, env=env)
+        proc = subprocess.run(wrapped, stdout=out, stderr=subprocess.PIPE, env=env, cwd=cwd)
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
@@ -223,7 +235,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=("coverage", "adhoc"), default=None)
     args = ap.parse_args(argv)
 
-    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="bench_metrics_"))
+    workdir = Path(args.workdir).resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="bench_metrics_"))
     workdir.mkdir(parents=True, exist_ok=True)
     files = make_files(workdir, args)
     py = sys.executable
@@ -256,9 +268,13 @@ def main(argv=None) -> int:
         times: dict[str, list[float]] = {name: [] for name in cases}
         rss: dict[str, list[float | None]] = {name: [] for name in cases}
         outputs: dict[str, str] = {}
-        for _ in range(args.repeat):
-            for name, (cmd, env, _parse, _tol) in cases.items():
-                wall, peak, out = timed(cmd, env)
+        order = list(cases)
+        for round_ in range(args.repeat):
+            start = round_ % len(order)
+            for name in order[start:] + order[:start]:
+                cmd, env = cases[name][:2]
+                read_through([qrels, run])
+                wall, peak, out = timed(cmd, env, workdir)
                 times[name].append(wall)
                 rss[name].append(peak)
                 outputs[name] = out
