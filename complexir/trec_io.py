@@ -211,9 +211,11 @@ def _has_empty_field(piece: memoryview | bytes) -> bool:
     data = np.frombuffer(piece, np.uint8)
     for start in range(0, len(data), _WINDOW):
         window = data[start : start + _WINDOW + 1]  # one byte of overlap: a pair split between windows
-        space = window == 0x20
-        end = window < 0x20
-        if (space[:-1] & (space[1:] | end[1:])).any() or (end[:-1] & space[1:]).any():
+        blank = window <= 0x20  # a space or a line end
+        pair = blank[:-1] & blank[1:]
+        # Two blanks side by side: an empty field unless both are line ends (CRLF, a blank line). Files with LF
+        # line ends have no such pair at all, and stop at the first test: half the time of testing every pair.
+        if pair.any() and (pair & ((window[:-1] == 0x20) | (window[1:] == 0x20))).any():
             return True
     return False
 

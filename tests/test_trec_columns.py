@@ -369,3 +369,18 @@ def test_evaluate_imports_only_what_it_uses(reference_fixtures):
              "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "[]"
+
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b" ", b"a", b"\n", b"\r", b"\x0b", b"\x7f", "é".encode()]), max_size=40)
+       .map(b"".join), st.sampled_from([2, 3, 7, 1 << 18]))
+def test_the_empty_field_check_follows_its_definition(piece, window):
+    # a space next to a space or a line end (any byte below 0x20), or at the piece's start or end; windows cut anywhere
+    blank = [b <= 0x20 for b in piece]
+    space = [b == 0x20 for b in piece]
+    expected = piece[:1] == b" " or piece[-1:] == b" " or any(
+        blank[i] and blank[i + 1] and (space[i] or space[i + 1]) for i in range(len(piece) - 1))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trec_io, "_WINDOW", window)
+        assert trec_io._has_empty_field(piece) == expected
