@@ -232,9 +232,9 @@ def _parsed_pieces(path: str | os.PathLike[str], kind: str) -> Iterator[pa.Table
                                           strings_can_be_null=False, quoted_strings_can_be_null=False,
                                           check_utf8=check) for check in (True, False)}
     for piece in _pieces(path):
-        ascii = len(piece) == 0 or int(np.frombuffer(piece, np.uint8).max()) < 0x80
+        all_ascii = int(np.frombuffer(piece, np.uint8).max(initial=0)) < 0x80
         try:
-            yield pcsv.read_csv(pa.BufferReader(piece), read, parse, convert[not ascii], memory_pool=_POOL)
+            yield pcsv.read_csv(pa.BufferReader(piece), read, parse, convert[not all_ascii], memory_pool=_POOL)
         except pa.ArrowInvalid:  # a malformed line (or invalid UTF-8): the line reader names it
             raise _NotColumnar from None
 

@@ -182,7 +182,7 @@ def _judged_max(topic: np.ndarray, doc: np.ndarray, label: np.ndarray) -> tuple[
     if len(key) == 0:
         return key, topic, label, span
     # One sort on the key and a max per run of equal keys: half the time of lexsort with the label (measured
-    # here on 1M judgments; the stable sort is timsort/radix, quicker than quicksort on topic-major keys).
+    # here on 1M judgments; numpy's stable sort beat its quicksort on these topic-major keys).
     order = np.argsort(key, kind="stable")
     starts = run_starts(key[order])
     first = order[starts]
