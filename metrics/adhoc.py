@@ -1,4 +1,5 @@
-"""Ad hoc measures with trec_eval semantics: nDCG@k, R@k, P@k, AP@k (map_cut_k), AP (map), RR@k.
+"""Ad hoc measures with trec_eval semantics: nDCG@k, R@k, P@k, AP@k (map_cut_k), AP (map), RR@k; and ir_measures'
+Judged@k (the fraction of the top k that has a judgment, of any label).
 
 Written by hand, vectorised over queries with numpy, instead of calling pytrec_eval at run time:
 pytrec_eval is a C extension that re-sorts whole runs (only the top k matters here), breaks ties in
@@ -21,13 +22,14 @@ import numpy as np
 from .measures import Measure, max_depth, parse_measure
 from .ranking import dedupe_rankings, index_within_runs, run_starts
 
-__all__ = ["DEFAULT_ADHOC_MEASURES", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "adhoc_scores_of_codes",
+__all__ = ["DEFAULT_ADHOC_MEASURES", "PAST_END", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "adhoc_scores_of_codes",
            "check_labels"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ADHOC_MEASURES = ("nDCG@10", "R@100", "AP@10")
 UNJUDGED = -1  # label of a ranked doc without judgment (trec_eval: RELVALUE_NONPOOL)
+PAST_END = -2  # past the end of a ranking: no doc there (Judged@k divides by the docs ranked, not by k)
 
 
 def check_labels(where: str, judged: Mapping[str, object]) -> np.ndarray:
@@ -76,7 +78,7 @@ def adhoc_per_query(
     depth = None if any(m.cutoff is None for m in parsed) else max((m.cutoff or 0) for m in parsed)
     ranked = dedupe_rankings(rankings, qids, depth)
     width = max((len(r) for r in ranked.values()), default=0)  # never more than the run holds, whatever k
-    labels = np.full((len(qids), max(width, 1)), UNJUDGED, dtype=np.int64)
+    labels = np.full((len(qids), max(width, 1)), PAST_END, dtype=np.int64)
     judged_labels: list[np.ndarray] = []
     for i, qid in enumerate(qids):
         judged = qrels[qid]
@@ -104,7 +106,8 @@ def adhoc_scores(
     """The maths on arrays: measure name -> one value per query (in ``qids`` order).
 
     ``labels`` is (queries, ranks): the label of the doc at each rank, :data:`UNJUDGED` (-1) for an
-    unjudged doc or past the end of the ranking (duplicates already removed). ``judged_topic`` and
+    unjudged doc, :data:`PAST_END` (-2) past the end of the ranking (duplicates already removed; only Judged@k
+    tells the two apart, so a caller that fills -1 past the end gets Judged@k over k). ``judged_topic`` and
     ``judged_label`` list every judgment as (query index, label >= 0). trec_eval's rules: a doc is
     relevant when judged with label >= rel (so ``rel=0`` counts every judged doc, never an unjudged one);
     nDCG's gain is the label and its ideal comes from the judged labels.
@@ -166,6 +169,10 @@ def adhoc_scores(
         elif m.family == "AP":
             hits = np.cumsum(rel, axis=1)
             values = safe_div((rel * hits / ranks[:kk]).sum(axis=1), num_rel(t))
+        elif m.family == "Judged":  # ir_measures: judged docs / min(k, docs ranked); nothing ranked scores 0
+            ranked = labels[:, :kk] != PAST_END
+            values = safe_div((labels[:, :kk] >= 0).sum(axis=1).astype(np.float64),
+                              ranked.sum(axis=1).astype(np.float64))
         elif m.family == "RR":
             first = rel.argmax(axis=1)
             values = np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
@@ -208,7 +215,7 @@ def adhoc_scores_of_codes(ranked_topic: np.ndarray, ranked_doc: np.ndarray, judg
     at = np.minimum(np.searchsorted(keys, r_key), max(len(keys) - 1, 0))
     found = (keys[at] == r_key) & (r_doc < span) if len(keys) else np.zeros(len(r_key), dtype=bool)
     width = int(r_pos.max(initial=-1)) + 1
-    labels = np.full((nq, max(width, 1)), UNJUDGED, dtype=np.int64)
+    labels = np.full((nq, max(width, 1)), PAST_END, dtype=np.int64)
     labels[r_topic, r_pos] = np.where(found, j_label[at] if len(keys) else UNJUDGED, UNJUDGED)
     return adhoc_scores(labels, j_topic, j_label, measures, qids)
 

@@ -48,6 +48,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("AP", "adhoc", "optional", frozenset({"rel"}), "map", "MAP", "map_cut"),
     Family("RR", "adhoc", "optional", frozenset({"rel"}), "mrr", "MRR", "recip_rank"),
     Family("P", "adhoc", "required", frozenset({"rel"}), "precision", "P", "P"),
+    # ir_measures' judgment rate (its "judged" provider; trec_eval has none): the fraction of the top k with any
+    # judgment, over min(k, ranking length)
+    Family("Judged", "adhoc", "optional", frozenset(), "judged", "Judged", None),
     Family("alpha_nDCG", "coverage", "required", frozenset({"alpha", "rel"}), "alpha_ndcg", "α-nDCG", "alpha-nDCG"),
     Family("alpha_DCG", "coverage", "required", frozenset({"alpha", "rel"}), "alpha_dcg", "α-DCG", "alpha-DCG"),
     Family("StRecall", "coverage", "required", frozenset({"rel"}), "strecall", "StRecall", "strec"),

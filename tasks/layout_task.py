@@ -55,6 +55,10 @@ QUERY_MEAN_PREFIXES = ("ndcg_at_", "map_at_", "recall_at_", "precision_at_", "mr
 # with pytrec_eval, which MTEB itself uses). hit_rate@k (trec_eval success) and accuracy (MTEB: recall@1) follow
 # from recall: a query has a relevant document in its top k exactly when its recall@k is above 0.
 MTEB_ADHOC = ("nDCG", "AP", "R", "P", "RR")
+# Reported by every task beside MTEB's scores: how much of the top 10 was judged (ir_measures' Judged@10), so a
+# score read against pooled or sparse judgments says how far it can be trusted (``judged_at_10``).
+# A judged query never ranked (no positive: dropped from the layout) scores 0 here as on every measure.
+JUDGED_MEASURES = ("Judged@10",)
 
 
 def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
@@ -63,7 +67,7 @@ def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, di
     for every query of ``qrels``, at the cutoffs ``k_values``, and of the ``extra`` measures (ir_measures names,
     keyed by their MTEB score key from the measure registry: ``RR`` -> ``mrr``): the values every mean is computed
     from."""
-    names = [f"{name}@{k}" for name in MTEB_ADHOC for k in k_values] + list(extra)
+    names = [f"{name}@{k}" for name in MTEB_ADHOC for k in k_values] + list(extra) + list(JUDGED_MEASURES)
     if not names:
         return {}
     measures = {parse_measure(m).mteb_key: m for m in names}
