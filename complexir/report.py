@@ -2,7 +2,7 @@
 
 This module assembles; the rooms it draws on each do one thing:
 * ``results`` reads the folders ``complexir run`` (or plain ``mteb run``) wrote, per-query scores included;
-* ``significance`` runs the paired tests (with a baseline, on each headline metric);
+* ``statistics`` runs the paired tests (with a baseline, on each headline metric) and Holm's adjustment over them;
 * ``tables`` and ``charts`` render rows as markdown and PNG.
 
 Output folder, ready to upload to a model repo:
@@ -23,9 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from complexir import mteb_internals
+from complexir import mteb_internals, statistics
 from complexir.results import ModelRun, load_run
-from complexir.significance import paired_tests
 from complexir.tables import SECTION_END, SECTION_START, Row, metric_label, render_section
 
 logger = logging.getLogger(__name__)
@@ -90,15 +89,26 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
                     theirs = baseline.per_query.get(task_name, {}).get(subset, {}).get(split, {})
                     for metric in metrics:
                         if metric in ours and metric in theirs:
-                            tested = paired_tests(ours[metric], theirs[metric])
-                            if tested:
-                                row.tests[metric] = tested
+                            queries = statistics.common_queries(ours[metric], theirs[metric])
+                            if len(queries) >= 2:
+                                row.tests[metric] = statistics.paired_tests(
+                                    [ours[metric][q] for q in queries], [theirs[metric][q] for q in queries])
                 rows.append(row)
+    adjust_family(rows)
     from complexir.benchmarks import all_specs
 
     order = [*(s.name for s in all_specs()), OTHER_BENCHMARK]
     rows.sort(key=lambda r: (order.index(r.benchmark) if r.benchmark in order else len(order), r.benchmark))
     return rows
+
+
+def adjust_family(rows: list[Row]) -> None:
+    """Holm's adjustment over every test of the report (each test type its own family), into each test's
+    ``p_ttest_holm`` and ``p_randomisation_holm``."""
+    tests = [t for r in rows for t in r.tests.values()]
+    for kind in ("p_ttest", "p_randomisation"):
+        for test, adjusted in zip(tests, statistics.holm([t[kind] for t in tests]), strict=True):
+            test[f"{kind}_holm"] = adjusted
 
 
 def find_task(task_name: str) -> Any:

@@ -37,6 +37,8 @@ class ModelRun:
     per_query: dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]] = field(default_factory=dict)
     experiment: str | None = None  # mteb's experiment folder name (e.g. ``--long-docs chunk``), None for a plain run
     label: str = ""  # the model as tables name it: mteb's ``model_name_with_experiment``
+    #: task → the data its per-query file says it scored (``DataProvenance.as_dict()``), where the file names it
+    per_query_data: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.model
@@ -165,8 +167,6 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
     experiment); ``NAME (k=v, ...)`` (mteb's ``model_name_with_experiment``) or ``NAME/experiments/EXPERIMENT``
     picks an experiment such as ``complexir run --long-docs chunk``.
     """
-    from mteb.results import TaskResult
-
     folders = [_ResultFolder.of(f) for f in _model_folders(Path(path))]
     if model is not None:
         folders = _select(folders, model)
@@ -178,7 +178,13 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
             f"({', '.join(f.describe() for f in folders)}); "
             "choose one with --model (NAME, or NAME/experiments/EXPERIMENT) or point at its folder"
         )
-    found = folders[0]
+    return _load(folders[0])
+
+
+def _load(found: _ResultFolder) -> ModelRun:
+    """The run in one result folder, with its per-query scores."""
+    from mteb.results import TaskResult
+
     folder = found.path
     run = ModelRun(model=found.model_dir.replace("__", "/"), revision=found.revision, folder=folder,
                    experiment=found.experiment)
@@ -211,8 +217,16 @@ def load_run(path: str | Path, model: str | None = None) -> ModelRun:
             payload = _read_json(file)
             try:
                 run.per_query[payload["task"]] = payload["scores"]
+                if payload.get("data") is not None:
+                    run.per_query_data[payload["task"]] = payload["data"]
             except (KeyError, TypeError) as error:
                 raise ValueError(f"{file}: not a per-query score file (expected keys 'task' and 'scores')") from error
     logger.info("%s (%s): %d task result(s), per-query scores for %d", run.label, run.revision,
                 len(run.task_results), len(run.per_query))
     return run
+
+
+def load_runs(path: str | Path) -> list[ModelRun]:
+    """Every run under ``path`` (each model, revision and experiment folder of a ``complexir run`` or ``mteb run``
+    output), in folder order: what ``complexir compare`` reads from each folder it is given."""
+    return [_load(_ResultFolder.of(folder)) for folder in _model_folders(Path(path))]

@@ -12,7 +12,7 @@ from typing import Any
 
 from complexir.metrics.measures import measure_label
 from complexir.results import ModelRun
-from complexir.significance import N_RESAMPLES
+from complexir.statistics import N_RESAMPLES
 
 # Labels of the score keys that are not measures; a measure's label comes from the measure registry.
 METRIC_LABELS = {"doc_token_share_seen": "tokens seen"}
@@ -30,7 +30,7 @@ class Row:
     split: str
     scores: dict[str, float]
     baseline: dict[str, float] = field(default_factory=dict)
-    tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → {n, p_randomisation, p_ttest}
+    tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → statistics.paired_tests + Holm
 
 
 def metric_label(metric: str) -> str:
@@ -55,14 +55,15 @@ def _fmt_p(p: float | None) -> str:
 
 
 def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
-    """A markdown table of one benchmark's rows; with a baseline: Δ and randomisation-test p per metric."""
+    """A markdown table of one benchmark's rows; with a baseline: Δ, randomisation-test p and its Holm adjustment
+    (over every test of the report) per metric."""
     metrics = [m for m in dict.fromkeys(k for r in rows for k in r.scores)]
     header = ["Task", "Subset", "Split"]
     for m in metrics:
         label = metric_label(m)
         header.append(label)
         if baseline_name:
-            header += [f"{label} Δ", f"{label} p"]
+            header += [f"{label} Δ", f"{label} p", f"{label} p Holm"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
     for r in rows:
         cells = [r.task, r.subset, r.split]
@@ -72,7 +73,8 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
                 base = r.baseline.get(m)
                 delta = None if base is None or m not in r.scores else r.scores[m] - base
                 cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
-                          _fmt_p(r.tests.get(m, {}).get("p_randomisation"))]
+                          _fmt_p(r.tests.get(m, {}).get("p_randomisation")),
+                          _fmt_p(r.tests.get(m, {}).get("p_randomisation_holm"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -90,8 +92,9 @@ def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], basel
     if baseline:
         parts += ["", f"Baseline: `{baseline.label}` (revision `{baseline.revision}`). Δ = model − baseline; "
                   "p = two-sided paired randomisation test on per-query scores "
-                  f"({N_RESAMPLES:,} resamples, exact for small query sets); "
-                  "paired t-test p-values are in `complexir_report/significance.json`."]
+                  f"({N_RESAMPLES:,} resamples, exact for small query sets); p Holm = the same p after Holm's "
+                  "step-down adjustment over every test in this report; "
+                  "paired t-test p-values (raw and adjusted) are in `complexir_report/significance.json`."]
     for bench in dict.fromkeys(r.benchmark for r in rows):
         parts += ["", f"### {bench}", "", render_table([r for r in rows if r.benchmark == bench],
                                                         baseline.label if baseline else None)]
