@@ -77,8 +77,9 @@ def load(benchmark: str) -> Published:
             if len(row) != len(columns):
                 raise ValueError(f"{where}: table {table['name']!r}, row {system!r}: {len(row)} values for "
                                  f"{len(columns)} columns")
-            values += [PublishedValue(system, c["task"], c["measure"], float(v), float(table.get("scale", 1)),
-                                      table["name"], int(table.get("digits", 3))) for c, v in zip(columns, row, strict=True) if v is not None]
+            scale, digits = float(table.get("scale", 1)), int(table.get("digits", 3))
+            values += [PublishedValue(system, c["task"], c["measure"], float(v), scale, table["name"], digits)
+                       for c, v in zip(columns, row, strict=True) if v is not None]
     return Published(data["benchmark"], " ".join(data["citation"].split()), data["url"], tuple(values),
                      tuple(" ".join(n.split()) for n in data.get("notes", [])))
 
