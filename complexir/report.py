@@ -25,7 +25,7 @@ from typing import Any
 
 from complexir import mteb_internals, statistics
 from complexir.results import ModelRun, load_run
-from complexir.tables import SECTION_END, SECTION_START, Row, metric_label, render_section
+from complexir.tables import JUDGED_KEY, SECTION_END, SECTION_START, Row, metric_label, render_section
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,8 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
         for split, entries in sorted(result.scores.items()):
             for entry in entries:
                 subset = entry.get("hf_subset", "default")
-                row = Row(bench, task_name, subset, split, {m: entry[m] for m in metrics if m in entry})
+                row = Row(bench, task_name, subset, split, {m: entry[m] for m in metrics if m in entry},
+                          judged=entry.get(JUDGED_KEY))
                 if base_result is not None:
                     base_entry = next((e for e in base_result.scores.get(split, [])
                                        if e.get("hf_subset", "default") == subset), None)
@@ -132,7 +133,8 @@ def _main_score(task_name: str) -> str | None:
 # ------------------------------------------------------------------------------------------ card
 
 
-def check_provenance(run: ModelRun, *, allow_demo: bool) -> list[str]:
+def check_provenance(run: ModelRun, *, allow_demo: bool,
+                     use: str = "go into model-index or .eval_results as benchmark results") -> list[str]:
     """The tasks whose results scored demo data or data no result names (``dataset_revision`` missing or
     ``"main"``, as every result before provenance was recorded). Hub metadata must not present them as benchmark
     results: refused unless ``allow_demo``, and then returned so they are labelled as demo."""
@@ -142,9 +144,9 @@ def check_provenance(run: ModelRun, *, allow_demo: bool) -> list[str]:
                 if provenance.kind_of_revision(result.dataset_revision) in (None, provenance.DEMO)}
     if doubtful and not allow_demo:
         listed = ", ".join(f"{name} ({revision!r})" for name, revision in doubtful.items())
-        raise ValueError(f"{run.folder}: results of demo or unnamed data cannot go into model-index or "
-                         f".eval_results as benchmark results: {listed}. Score a real build (complexir build, then "
-                         "complexir run --data-dir), or pass --allow-demo to write them labelled as demo")
+        raise ValueError(f"{run.folder}: results of demo or unnamed data cannot {use}: {listed}. Score a real "
+                         "build (complexir build, then complexir run --data-dir), or pass --allow-demo to write them "
+                         "labelled as demo")
     return list(doubtful)
 
 

@@ -16,6 +16,8 @@ from complexir.statistics import N_RESAMPLES
 
 # Labels of the score keys that are not measures; a measure's label comes from the measure registry.
 METRIC_LABELS = {"doc_token_share_seen": "tokens seen"}
+JUDGED_KEY = "judged_at_10"  # every task's Judged@10 (ir_measures' judgment rate)
+JUDGED_FLOOR = 0.5  # below it most of a task's top 10 is unjudged: its scores are lower bounds
 SECTION_START = "<!-- complexir-report:start -->"
 SECTION_END = "<!-- complexir-report:end -->"
 
@@ -31,6 +33,7 @@ class Row:
     scores: dict[str, float]
     baseline: dict[str, float] = field(default_factory=dict)
     tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → statistics.paired_tests + Holm
+    judged: float | None = None  # Judged@10 of the model's ranking, where the result has it
 
 
 def metric_label(metric: str) -> str:
@@ -64,6 +67,9 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
         header.append(label)
         if baseline_name:
             header += [f"{label} Δ", f"{label} p", f"{label} p Holm"]
+    judged = any(r.judged is not None for r in rows)
+    if judged:
+        header.append("Judged@10")
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
     for r in rows:
         cells = [r.task, r.subset, r.split]
@@ -75,7 +81,14 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
                 cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation")),
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation_holm"))]
+        if judged:
+            low = r.judged is not None and r.judged < JUDGED_FLOOR
+            cells.append(fmt_score(r.judged) + (" ⚠" if low else ""))
         lines.append("| " + " | ".join(cells) + " |")
+    low = [f"{r.task} ({r.subset})" for r in rows if r.judged is not None and r.judged < JUDGED_FLOOR]
+    if low:
+        lines += ["", f"⚠ Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of the top 10 has no judgment and "
+                  "counts as non-relevant: these scores are lower bounds."]
     return "\n".join(lines)
 
 

@@ -20,7 +20,7 @@ from complexir.cli.engine_options import add_engine_arguments, build_search
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
-from complexir.tables import fmt_score, metric_label
+from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, metric_label
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ SCORE_COLUMNS = {
     "tokens seen": "doc_token_share_seen",
 }
 ALWAYS_SHOWN = ("nDCG@10", "R@100")
+JUDGED_COLUMN = "Judged@10"
 
 
 def demo_data_dir() -> Path:
@@ -155,20 +156,40 @@ def one_line_reason(error: BaseException) -> str:
     return reason if len(reason) <= 160 else reason[:157] + "..."
 
 
+def judged_cell(scores: dict[str, Any]) -> str:
+    """The Judged@10 column: the fraction, flagged ``(!)`` when below :data:`JUDGED_FLOOR`."""
+    value = scores.get(JUDGED_KEY)
+    flag = " (!)" if isinstance(value, (int, float)) and value < JUDGED_FLOOR else ""
+    return fmt_score(value) + flag
+
+
+def judged_note(rows: list[dict[str, Any]]) -> str | None:
+    """One line naming the tasks whose Judged@10 is below the floor, or None."""
+    low = [f"{r['task']} ({r['subset']})" for r in rows if not r.get("failed")
+           and isinstance(r["scores"].get(JUDGED_KEY), (int, float)) and r["scores"][JUDGED_KEY] < JUDGED_FLOOR]
+    if not low:
+        return None
+    return (f"(!) Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of their top 10 has no judgment and counts "
+            "as non-relevant; their scores are lower bounds, not comparable with fully judged ones.")
+
+
 def render_table(rows: list[dict[str, Any]]) -> str:
     shown = [h for h, key in SCORE_COLUMNS.items()
              if h in ALWAYS_SHOWN or any(key in r.get("scores", {}) for r in rows)]
-    header = ["benchmark", "task", "subset", "split", "main score", *shown, "docs/s"]
+    judged = any(JUDGED_KEY in r.get("scores", {}) for r in rows)
+    header = ["benchmark", "task", "subset", "split", "main score", *shown, *([JUDGED_COLUMN] if judged else []),
+              "docs/s"]
     body = []
     for r in rows:
         if r.get("failed"):
-            body.append([r["benchmark"], r["task"], "-", "-", f"FAILED: {r['failed']}", *("-" for _ in shown), "-"])
+            body.append([r["benchmark"], r["task"], "-", "-", f"FAILED: {r['failed']}", *("-" for _ in shown),
+                         *(["-"] if judged else []), "-"])
             continue
         s = r["scores"]
         main = f"{metric_label(r['main_name'])}={fmt_score(s.get('main_score'))}"  # label from the registry
         dps = r["docs_per_second"]
         body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
-                     *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown),
+                     *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown), *([judged_cell(s)] if judged else []),
                      f"{dps:,.0f}" if dps else "cached"])
     return text_table(header, body)
 
@@ -268,6 +289,9 @@ def run(args: argparse.Namespace) -> int:
     if demo:
         print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
               f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
+    note = judged_note(rows)
+    if note:  # above the table: what reads the table takes every line below its header as a row
+        print(note)
     print(render_table(rows))
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:

@@ -1,0 +1,32 @@
+"""``complexir compare``: many systems side by side, with 95% intervals and Holm-corrected paired tests."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="compare systems' results: means with 95% intervals, paired tests with Holm's correction, "
+                        "Judged@10 and the papers' published numbers (compare.md/.tex/.json and charts)")
+    parser.add_argument("results", nargs="+", metavar="RESULTS",
+                        help="result folders of `complexir run` / `mteb run` (each may hold several systems)")
+    parser.add_argument("--baseline", default=None, metavar="NAME",
+                        help="test every system against this one only (a folder given, a model name or a letter); "
+                             "default: every pair")
+    parser.add_argument("--measure", action="append", default=None, metavar="M",
+                        help="a measure to compare, e.g. nDCG@10 or ndcg_at_10 (repeatable; default: each "
+                             "benchmark's headline and official measures)")
+    parser.add_argument("--allow-demo", action="store_true",
+                        help="accept results of demo data (or of data no result names) and label them as demo")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from complexir.compare import make_compare
+
+    path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,
+                        allow_demo=args.allow_demo)
+    print(f"comparison written to {path} (and compare.json, compare.tex, charts)")
+    return 0
