@@ -1,0 +1,253 @@
+"""complexir compare and the statistics module: p-values against scipy on the per-query files, Holm against an
+independent step-down, intervals around their means, seeded resampling, refusals; complexir published."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        import complexir_tiny
+    finally:
+        sys.path.remove(str(FIXTURES))
+    from complexir import mteb_hook
+
+    mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
+    return complexir_tiny
+
+
+@pytest.fixture(scope="module")
+def three_runs(tiny, tmp_path_factory):
+    """Result folders of the packaged model at its full length, at 8 and at 16 tokens: three systems."""
+    import mteb
+
+    from complexir.models import load_model
+    from complexir.results import per_query_path
+
+    base = tmp_path_factory.mktemp("compare")
+    tiny.build(base / "data")
+    outputs = {}
+    for label, length in (("full", None), ("short8", 8), ("short16", 16)):
+        task = tiny.ComplexIRTinyHealth()
+        task.data_dir = base / "data"
+        model = load_model(max_seq_length=length, model_name=f"tiny-{label}")
+        out = base / label
+        task.per_query_file = per_query_path(out, model.mteb_model_meta, task.metadata.name)
+        mteb.evaluate(model, [task], cache=mteb.ResultCache(out), overwrite_strategy="always")
+        outputs[label] = out
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def compared(three_runs, tmp_path_factory):
+    from complexir.cli.main import main
+
+    out = tmp_path_factory.mktemp("out") / "cmp"
+    folders = [str(three_runs[k]) for k in ("full", "short8", "short16")]
+    assert main(["compare", *folders, "--out", str(out)]) == 0
+    return out, json.loads((out / "compare.json").read_text())
+
+
+def _per_query(folder: str) -> dict:
+    files = list(Path(folder).glob("per_query/*/*/*.json"))
+    assert len(files) == 1
+    return json.loads(files[0].read_text())["scores"]
+
+
+def test_ttest_equals_scipy_on_the_per_query_files(compared):
+    from scipy import stats
+
+    _, result = compared
+    task_tests = [t for t in result["tests"] if t["task"] != "average"]
+    assert task_tests and len({(t["a"], t["b"]) for t in task_tests}) == 3  # every pair of three systems
+    for t in task_tests:
+        a = _per_query(t["a"])[t["subset"]][t["split"]][t["measure"]]
+        b = _per_query(t["b"])[t["subset"]][t["split"]][t["measure"]]
+        queries = sorted(a)
+        assert sorted(b) == queries and t["n"] == len(queries)
+        x, y = [a[q] for q in queries], [b[q] for q in queries]
+        assert t["delta"] == pytest.approx(np.mean(x) - np.mean(y), abs=1e-12)
+        if x == y:
+            assert t["p_ttest"] == 1.0
+        else:
+            expected = stats.ttest_rel(x, y).pvalue
+            assert t["p_ttest"] == pytest.approx(expected if np.isfinite(expected) else 1.0, rel=1e-12)
+            exact = stats.permutation_test((x, y), lambda u, v, axis: (u - v).mean(axis=axis), vectorized=True,
+                                           permutation_type="samples", n_resamples=10_000, random_state=0)
+            assert t["p_randomisation"] == pytest.approx(exact.pvalue, rel=1e-12)
+
+
+def _step_down(p: list[float]) -> list[float]:
+    """Holm (1979) written out: compare the i-th smallest p with alpha / (m - i); adjusted p = running max."""
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    adjusted = [0.0] * m
+    best = 0.0
+    for i, index in enumerate(order):
+        best = max(best, (m - i) * p[index])
+        adjusted[index] = min(1.0, best)
+    return adjusted
+
+
+def test_holm_equals_an_independent_step_down_over_the_file(compared):
+    _, result = compared
+    for kind in ("p_ttest", "p_randomisation"):
+        raw = [t[kind] for t in result["tests"]]
+        assert [t[f"{kind}_holm"] for t in result["tests"]] == pytest.approx(_step_down(raw), abs=1e-15)
+
+
+def test_holm_on_known_values():
+    from complexir.statistics import holm
+
+    # m = 4: 0.01*4, max(0.04, 0.02*3), max(0.06, 0.03*2), max(0.06, 0.5*1)
+    assert holm([0.03, 0.5, 0.01, 0.02]) == pytest.approx([0.06, 0.5, 0.04, 0.06])
+    assert np.isnan(holm([0.2, float("nan")])[1]) and holm([0.2, float("nan")])[0] == pytest.approx(0.2)
+
+
+def test_intervals_hold_their_means_and_cells_have_every_field(compared):
+    _, result = compared
+    assert {s["folder"] for s in result["systems"]} == {t["a"] for t in result["tests"]} | {t["b"] for t in
+                                                                                           result["tests"]}
+    for cell in result["cells"]:
+        assert {"system", "folder", "task", "subset", "split", "measure", "mean", "ci95", "n"} <= set(cell)
+        low, high = cell["ci95"]
+        assert low - 1e-12 <= cell["mean"] <= high + 1e-12, cell
+        per_query = _per_query(cell["folder"])[cell["subset"]][cell["split"]][cell["measure"]]
+        assert cell["n"] == len(per_query)
+        assert cell["mean"] == pytest.approx(sum(per_query.values()) / len(per_query), abs=1e-12)
+    assert any(c["measure"] == "judged_at_10" for c in result["cells"])
+
+
+def test_randomisation_and_bootstrap_are_reproducible_with_their_seed():
+    from complexir import statistics
+
+    rng = np.random.default_rng(7)
+    x, y = rng.random(40), rng.random(40)  # 2**40 sign patterns: sampled, so the seed matters
+    first, again = statistics.paired_tests(x, y), statistics.paired_tests(x, y)
+    assert first == again
+    other = statistics.paired_tests(x, y, seed=1)
+    assert other["p_randomisation"] != first["p_randomisation"]
+    boot = statistics.bootstrap_means(np.vstack([x, y]))
+    assert np.array_equal(boot, statistics.bootstrap_means(np.vstack([x, y])))
+    low, high = statistics.percentile_interval(boot[0])
+    assert low <= x.mean() <= high
+
+
+def test_markdown_tex_and_chart_are_written(compared):
+    out, result = compared
+    text = (out / "compare.md").read_text()
+    assert "| Task | Subset | A: " in text and "Holm" in text
+    assert (out / "compare.tex").read_text().count(r"\toprule") >= 1
+    assert list(out.glob("compare-*.png"))
+
+
+def test_refuses_results_of_different_data(three_runs, tmp_path):
+    from complexir.compare import make_compare
+
+    copy = tmp_path / "other"
+    shutil.copytree(three_runs["short8"], copy)
+    for file in [*copy.glob("results/*/*/*.json"), *copy.glob("per_query/*/*/*.json")]:
+        payload = json.loads(file.read_text())
+        if "dataset_revision" in payload:
+            payload["dataset_revision"] = "local-complexir_tiny-0000000000000000"
+        if "data" in payload:
+            payload["data"]["revision"] = "local-complexir_tiny-0000000000000000"
+        file.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match=r"ComplexIRTinyHealth: .* scored data .* cannot be compared"):
+        make_compare([three_runs["full"], copy], tmp_path / "cmp")
+
+
+def test_a_folder_without_per_query_scores_is_shown_but_not_tested(three_runs, tmp_path):
+    from complexir.compare import make_compare
+
+    plain = tmp_path / "plain"
+    shutil.copytree(three_runs["short8"], plain)
+    shutil.rmtree(plain / "per_query")
+    md = make_compare([three_runs["full"], plain, three_runs["short16"]], tmp_path / "cmp", baseline=str(plain))
+    result = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert not result["tests"]  # the baseline has nothing to test against
+    assert all(c["ci95"] is None for c in result["cells"] if c["folder"] == str(plain))
+    assert "Not tested (no per-query scores" in md.read_text()
+
+
+def test_baseline_tests_every_system_against_it_only(three_runs, tmp_path):
+    from complexir.compare import make_compare
+
+    folders = [three_runs[k] for k in ("full", "short8", "short16")]
+    make_compare(folders, tmp_path / "cmp", baseline=str(folders[1]))
+    result = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert {(t["a"], t["b"]) for t in result["tests"]} == {(str(folders[0]), str(folders[1])),
+                                                          (str(folders[2]), str(folders[1]))}
+
+
+def test_benchmark_average_weights_tasks_equally():
+    """The stratified randomisation statistic is the macro average: each task's mean difference counts once."""
+    from complexir import statistics
+
+    x = np.array([1.0, 0.0, 1.0, 1.0, 1.0, 1.0])  # task 1: two queries, task 2: four queries
+    y = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    w = np.array([1 / 4, 1 / 4, 1 / 8, 1 / 8, 1 / 8, 1 / 8])
+    assert statistics.paired_tests(x, y, weights=w)["delta"] == pytest.approx((0.5 + 1.0) / 2)
+
+
+def test_published_locov1_shows_the_table(capsys):
+    from complexir.cli.main import main
+
+    assert main(["published", "LoCoV1"]) == 0
+    out = capsys.readouterr().out
+    assert "Saad-Falcon" in out and "arXiv:2402.07440" in out
+    assert "| M2-BERT 32768 | 98.0 | 98.7 | 70.4 |" in out and "91.1 / 94.7 |" in out  # both of the paper's averages
+    assert "| BGE-Large zero-shot | 65.8 | 92.6 | 46.0 |" in out
+    assert len([line for line in out.splitlines() if line.startswith("| ")]) == 1 + 17  # header + 16 systems + BM25
+
+
+def test_published_data_is_consistent():
+    from complexir import published
+
+    assert set(published.benchmarks()) == {"CRUMB", "IRSC", "LoCoV1", "CoverageBench"}
+    loco = published.load("locov1")
+    assert {(g[0].system, g[0].task) for g in loco.inconsistencies()} == {("M2-BERT 128", "average"),
+                                                                         ("M2-BERT 32768", "average")}
+    from complexir.tasks import benchmarks_by_name
+
+    tasks = {t.metadata.name for b in benchmarks_by_name().values() for t in b.tasks}
+    for name in published.benchmarks():
+        for v in published.load(name).values:
+            assert v.task in tasks | {published.AVERAGE}, (name, v)
+            assert 0 <= v.value <= 1
+    # the appendix's averages are the means of its twelve tasks up to rounding, but for the three rows its notes name
+    table = [v for v in loco.values if v.table.startswith("appendix")]
+    off = []
+    for system in dict.fromkeys(v.system for v in table):
+        row = [v.printed for v in table if v.system == system and v.task != published.AVERAGE]
+        average = next(v.printed for v in table if v.system == system and v.task == published.AVERAGE)
+        assert len(row) == 12
+        if abs(sum(row) / 12 - average) > 0.1:  # twelve values and the average, each rounded to 0.05
+            off.append(system)
+    assert off == ["BGE-Large fine-tuned", "BGE-Large fine-tuned, chunks", "Jina Embeddings"]
+    assert all(system in " ".join(loco.notes) for system in off)
+
+
+def test_published_unknown_benchmark_is_one_line(capsys):
+    from complexir.cli.main import main
+
+    assert main(["published", "NoSuch"]) == 2
+    assert "known: CRUMB, CoverageBench, IRSC, LoCoV1" in capsys.readouterr().err
+
+
+def test_pairs_are_all_combinations():
+    from complexir.compare import _pairs
+
+    assert _pairs([1, 2, 3], None) == list(itertools.combinations([1, 2, 3], 2))
