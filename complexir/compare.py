@@ -141,13 +141,15 @@ class Comparison:
     groups: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # (benchmark, task, subset, split, m)
     untestable: list[str] = field(default_factory=list)
 
-    def cell(self, system: System, task: str, subset: str, split: str, measure: str) -> dict[str, Any] | None:
-        return next((c for c in self.cells if c["folder"] == system.folder and c["task"] == task
-                     and c["subset"] == subset and c["split"] == split and c["measure"] == measure), None)
+    def cell(self, system: System, bench: str, task: str, subset: str, split: str, measure: str
+             ) -> dict[str, Any] | None:
+        return next((c for c in self.cells if c["folder"] == system.folder and c["benchmark"] == bench
+                     and c["task"] == task and c["subset"] == subset and c["split"] == split
+                     and c["measure"] == measure), None)
 
-    def tests_of(self, task: str, subset: str, split: str, measure: str) -> list[dict[str, Any]]:
-        return [t for t in self.tests if (t["task"], t["subset"], t["split"], t["measure"]) == (task, subset, split,
-                                                                                               measure)]
+    def tests_of(self, bench: str, task: str, subset: str, split: str, measure: str) -> list[dict[str, Any]]:
+        return [t for t in self.tests if (t["benchmark"], t["task"], t["subset"], t["split"], t["measure"])
+                == (bench, task, subset, split, measure)]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -339,10 +341,10 @@ def _published_rows(out: Comparison) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------ rendering
 
 
-def _wins(out: Comparison, system: System, task: str, subset: str, split: str, measure: str) -> str:
+def _wins(out: Comparison, system: System, bench: str, task: str, subset: str, split: str, measure: str) -> str:
     """With a baseline: ▲ (significantly better) or ▼ (worse); else the letters of the systems it beats."""
     beaten, mark = [], ""
-    for t in out.tests_of(task, subset, split, measure):
+    for t in out.tests_of(bench, task, subset, split, measure):
         if not t["p_randomisation_holm"] < ALPHA:
             continue
         if system.folder not in (t["a"], t["b"]):
@@ -357,24 +359,24 @@ def _wins(out: Comparison, system: System, task: str, subset: str, split: str, m
     return mark or ("".join(sorted(beaten)))
 
 
-def _judged_flag(out: Comparison, system: System, task: str, subset: str, split: str) -> bool:
+def _judged_flag(out: Comparison, system: System, bench: str, task: str, subset: str, split: str) -> bool:
     if task == AVERAGE:
         return False
-    cell = out.cell(system, task, subset, split, JUDGED_KEY)
+    cell = out.cell(system, bench, task, subset, split, JUDGED_KEY)
     return cell is not None and cell["mean"] is not None and cell["mean"] < JUDGED_FLOOR
 
 
-def _md_cell(out: Comparison, s: System, task: str, subset: str, split: str, measure: str) -> str:
-    cell = out.cell(s, task, subset, split, measure)
+def _md_cell(out: Comparison, s: System, bench: str, task: str, subset: str, split: str, measure: str) -> str:
+    cell = out.cell(s, bench, task, subset, split, measure)
     if cell is None or cell["mean"] is None:
         return "-"
     text = fmt_score(cell["mean"])
     if cell["ci95"] is not None:
         text += f" [{fmt_score(cell['ci95'][0], 3)}, {fmt_score(cell['ci95'][1], 3)}]"
-    wins = _wins(out, s, task, subset, split, measure) if measure != JUDGED_KEY else ""
+    wins = _wins(out, s, bench, task, subset, split, measure) if measure != JUDGED_KEY else ""
     if wins:
         text += f" **{wins}**" if wins in "▲▼" else f" <sup>{wins}</sup>"
-    if measure != JUDGED_KEY and _judged_flag(out, s, task, subset, split):
+    if measure != JUDGED_KEY and _judged_flag(out, s, bench, task, subset, split):
         text += " †"
     return text
 
@@ -422,18 +424,30 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
                     label = f"**{AVERAGE}** ({len(_avg_tasks(out, bench, split, measure))} tasks)" \
                         if task == AVERAGE else task
                     lines.append(f"| {label} | {subset} | "
-                                 + " | ".join(_md_cell(out, s, task, subset, split, measure) for s in systems) + " |")
+                                 + " | ".join(_md_cell(out, s, bench, task, subset, split, measure) for s in systems)
+                                 + " |")
                 ref = [p for p in out.published if p["benchmark"] == bench and p["measure"] == measure]
                 if ref:
-                    lines += ["", f"Published (reference only, from the paper; not in the means or the tests; "
-                              f"{ref[0]['citation']}):", "",
-                              "| Published system | Task | " + metric_label(measure) + " | Paper's table |",
-                              "|---|---|---:|---|"]
-                    lines += [f"| {p['system']} (published) | {p['task']} | {fmt_score(p['value'])} | {p['table']} |"
-                              for p in ref]
+                    lines += ["", "Published (reference only: from the paper, on its full data; never in the means "
+                              f"or the tests; {ref[0]['citation']}):", "", *_published_table(ref, measure)]
         if bench in charts:
             lines += ["", f"![{bench}]({charts[bench]})"]
     return "\n".join(lines) + "\n"
+
+
+def _published_table(ref: list[dict[str, Any]], measure: str) -> list[str]:
+    """Published systems × tasks (the paper's average over all its tasks last); a value given twice as ``a / b``."""
+    tasks = list(dict.fromkeys(p["task"] for p in ref if p["task"] != AVERAGE))
+    if any(p["task"] == AVERAGE for p in ref):
+        tasks.append(AVERAGE)
+    head = [t if t != AVERAGE else "paper's average (all its tasks)" for t in tasks]
+    lines = [f"| Published system ({metric_label(measure)}) | " + " | ".join(head) + " |",
+             "|---|" + "---:|" * len(tasks)]
+    for system in dict.fromkeys(p["system"] for p in ref):
+        cells = [" / ".join(dict.fromkeys(fmt_score(p["value"], 3) for p in ref
+                                          if p["system"] == system and p["task"] == t)) or "-" for t in tasks]
+        lines.append(f"| {system} *(published)* | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _avg_tasks(out: Comparison, bench: str, split: str, measure: str) -> list[str]:
@@ -466,14 +480,14 @@ def render_latex(out: Comparison) -> str:
                         parts.append(r"\midrule")
                     cells = []
                     for s in systems:
-                        cell = out.cell(s, task, subset, split, measure)
+                        cell = out.cell(s, bench, task, subset, split, measure)
                         if cell is None or cell["mean"] is None:
                             cells.append("--")
                             continue
                         text = f"{cell['mean']:.4f}"
                         if cell["ci95"] is not None:
                             text += rf" {{\scriptsize [{cell['ci95'][0]:.3f}, {cell['ci95'][1]:.3f}]}}"
-                        wins = _wins(out, s, task, subset, split, measure) if measure != JUDGED_KEY else ""
+                        wins = _wins(out, s, bench, task, subset, split, measure) if measure != JUDGED_KEY else ""
                         if wins == "▲":
                             text += r"$^\blacktriangle$"
                         elif wins == "▼":
@@ -509,7 +523,7 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.35 * len(rows) * len(out.systems) + 2)), 4.5), dpi=100)
     try:
         for i, s in enumerate(out.systems):
-            cells = [out.cell(s, t, sub, sp, m) for _b, t, sub, sp, m in rows]
+            cells = [out.cell(s, b, t, sub, sp, m) for b, t, sub, sp, m in rows]
             means = [c["mean"] if c and c["mean"] is not None else 0.0 for c in cells]
             err = np.array([[c["mean"] - c["ci95"][0], c["ci95"][1] - c["mean"]] if c and c["ci95"] else [0, 0]
                             for c in cells]).T

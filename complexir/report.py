@@ -112,6 +112,30 @@ def adjust_family(rows: list[Row]) -> None:
             test[f"{kind}_holm"] = adjusted
 
 
+def published_rows(rows: list[Row]) -> dict[str, list[str]]:
+    """Per benchmark, markdown tables of the papers' published numbers for the tasks and measures of ``rows``:
+    reference rows, clearly marked, never mixed into the scores or the tests."""
+    from complexir import published
+    from complexir.compare import AVERAGE, _published_table
+
+    out: dict[str, list[str]] = {}
+    for bench in dict.fromkeys(r.benchmark for r in rows):
+        if bench not in published.benchmarks():
+            continue
+        paper = published.load(bench)
+        tasks = {r.task for r in rows if r.benchmark == bench} | {AVERAGE}
+        lines: list[str] = []
+        for measure in dict.fromkeys(m for r in rows if r.benchmark == bench for m in r.scores):
+            ref = [{"system": v.system, "task": v.task, "value": v.value} for v in paper.values
+                   if v.measure == measure and v.task in tasks]
+            if ref:
+                lines += ["", *_published_table(ref, measure)]
+        if lines:
+            out[bench] = [f"Published (reference only: from the paper, on its full data; not scores of this model; "
+                          f"{paper.citation}):", *lines]
+    return out
+
+
 def find_task(task_name: str) -> Any:
     """A task instance by name: a registered benchmark's (also one registered after mteb was imported), else
     any task mteb knows. KeyError when neither does."""
@@ -290,7 +314,7 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
         charts.benchmark_chart([r for r in rows if r.benchmark == bench], out / REPORT_DIR / name,
                                title=f"{bench}: {run.label}", baseline_name=base.label if base else None)
         chart_files[bench] = f"{REPORT_DIR}/{name}"
-    section = render_section(run, rows, chart_files, base, built_locally=upstream)
+    section = render_section(run, rows, chart_files, base, built_locally=upstream, references=published_rows(rows))
     merged = merge_card(Path(card) if card else None, run, eval_results(run, rows, demo, upstream), section)
     card_path = out / "README.md"
     merged.save(card_path)

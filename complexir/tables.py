@@ -93,7 +93,8 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
 
 
 def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None,
-                   built_locally: set[str] | frozenset[str] = frozenset()) -> str:
+                   built_locally: set[str] | frozenset[str] = frozenset(),
+                   references: dict[str, list[str]] | None = None) -> str:
     """The model card's body section: one table (and chart, when ``charts`` names one) per benchmark; the tasks
     in ``built_locally`` are named as scored on data built locally from the upstream release."""
     parts = [SECTION_START, "## Evaluation results (complexir)", "",
@@ -111,6 +112,8 @@ def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], basel
     for bench in dict.fromkeys(r.benchmark for r in rows):
         parts += ["", f"### {bench}", "", render_table([r for r in rows if r.benchmark == bench],
                                                         baseline.label if baseline else None)]
+        if references and references.get(bench):  # the paper's numbers: reference rows, apart from the scores
+            parts += ["", *references[bench]]
         if bench in charts:
             parts += ["", f"![{bench} results]({charts[bench]})"]
     parts += ["", SECTION_END]
