@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from complexir import statistics
+from complexir.published import published_table
 from complexir.results import ModelRun, load_runs
 from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, metric_label
 
@@ -429,25 +430,10 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
                 ref = [p for p in out.published if p["benchmark"] == bench and p["measure"] == measure]
                 if ref:
                     lines += ["", "Published (reference only: from the paper, on its full data; never in the means "
-                              f"or the tests; {ref[0]['citation']}):", "", *_published_table(ref, measure)]
+                              f"or the tests; {ref[0]['citation']}):", "", *published_table(ref, measure)]
         if bench in charts:
             lines += ["", f"![{bench}]({charts[bench]})"]
     return "\n".join(lines) + "\n"
-
-
-def _published_table(ref: list[dict[str, Any]], measure: str) -> list[str]:
-    """Published systems × tasks (the paper's average over all its tasks last); a value given twice as ``a / b``."""
-    tasks = list(dict.fromkeys(p["task"] for p in ref if p["task"] != AVERAGE))
-    if any(p["task"] == AVERAGE for p in ref):
-        tasks.append(AVERAGE)
-    head = [t if t != AVERAGE else "paper's average (all its tasks)" for t in tasks]
-    lines = [f"| Published system ({metric_label(measure)}) | " + " | ".join(head) + " |",
-             "|---|" + "---:|" * len(tasks)]
-    for system in dict.fromkeys(p["system"] for p in ref):
-        cells = [" / ".join(dict.fromkeys(fmt_score(p["value"], 3) for p in ref
-                                          if p["system"] == system and p["task"] == t)) or "-" for t in tasks]
-        lines.append(f"| {system} *(published)* | " + " | ".join(cells) + " |")
-    return lines
 
 
 def _avg_tasks(out: Comparison, bench: str, split: str, measure: str) -> list[str]:

@@ -122,3 +122,21 @@ def render(published: Published) -> str:
     if published.notes:
         lines += ["", "Notes:", *(f"- {n}" for n in published.notes)]
     return "\n".join(lines)
+
+
+def published_table(ref: list[dict[str, Any]], measure: str) -> list[str]:
+    """Markdown lines: published systems × tasks (the paper's average over all its tasks last), a value given twice
+    as ``a / b``; ``ref`` holds dicts with ``system``, ``task`` and ``value`` (on our [0, 1] scale)."""
+    from complexir.metrics.measures import measure_label
+
+    tasks = list(dict.fromkeys(p["task"] for p in ref if p["task"] != AVERAGE))
+    if any(p["task"] == AVERAGE for p in ref):
+        tasks.append(AVERAGE)
+    head = [t if t != AVERAGE else "paper's average (all its tasks)" for t in tasks]
+    lines = [f"| Published system ({measure_label(measure)}) | " + " | ".join(head) + " |",
+             "|---|" + "---:|" * len(tasks)]
+    for system in dict.fromkeys(p["system"] for p in ref):
+        cells = [" / ".join(dict.fromkeys(f"{p['value']:.3f}" for p in ref
+                                          if p["system"] == system and p["task"] == t)) or "-" for t in tasks]
+        lines.append(f"| {system} *(published)* | " + " | ".join(cells) + " |")
+    return lines

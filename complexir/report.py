@@ -116,20 +116,19 @@ def published_rows(rows: list[Row]) -> dict[str, list[str]]:
     """Per benchmark, markdown tables of the papers' published numbers for the tasks and measures of ``rows``:
     reference rows, clearly marked, never mixed into the scores or the tests."""
     from complexir import published
-    from complexir.compare import AVERAGE, _published_table
 
     out: dict[str, list[str]] = {}
     for bench in dict.fromkeys(r.benchmark for r in rows):
         if bench not in published.benchmarks():
             continue
         paper = published.load(bench)
-        tasks = {r.task for r in rows if r.benchmark == bench} | {AVERAGE}
+        tasks = {r.task for r in rows if r.benchmark == bench} | {published.AVERAGE}
         lines: list[str] = []
         for measure in dict.fromkeys(m for r in rows if r.benchmark == bench for m in r.scores):
             ref = [{"system": v.system, "task": v.task, "value": v.value} for v in paper.values
                    if v.measure == measure and v.task in tasks]
             if ref:
-                lines += ["", *_published_table(ref, measure)]
+                lines += ["", *published.published_table(ref, measure)]
         if lines:
             out[bench] = [f"Published (reference only: from the paper, on its full data; not scores of this model; "
                           f"{paper.citation}):", *lines]
