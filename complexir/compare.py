@@ -171,10 +171,13 @@ class Comparison:
 
 
 def _benchmark_tasks() -> dict[str, set[str]]:
-    """Each registered benchmark's own tasks (its ``mteb.Benchmark``; variants such as full-document are not)."""
+    """The tasks each registered benchmark averages: its ``mteb.Benchmark``'s retrieval tasks (variants such as
+    CRUMB's full-document setting are not in it; CoverageBench's reranking tasks are another setting, not averaged
+    with its retrieval ones)."""
     from complexir.tasks import benchmarks_by_name
 
-    return {name: {t.metadata.name for t in bench.tasks} for name, bench in benchmarks_by_name().items()}
+    return {name: {t.metadata.name for t in bench.tasks if t.metadata.type == "Retrieval"}
+            for name, bench in benchmarks_by_name().items()}
 
 
 def compare(systems: list[System], *, baseline: System | None = None, measures: list[str] | None = None

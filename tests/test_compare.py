@@ -251,3 +251,54 @@ def test_pairs_are_all_combinations():
     from complexir.compare import _pairs
 
     assert _pairs([1, 2, 3], None) == list(itertools.combinations([1, 2, 3], 2))
+
+
+def _fake_system(folder: str, letter: str, values: dict[str, dict[str, float]]):
+    """A system whose results are ``values`` (task → query → nDCG@10), as ``results.load_runs`` would read them."""
+    from types import SimpleNamespace
+
+    from complexir.compare import System
+    from complexir.results import ModelRun
+
+    run = ModelRun(model=folder, revision="r", folder=Path(folder))
+    for task, per_query in values.items():
+        mean = sum(per_query.values()) / len(per_query)
+        run.task_results[task] = SimpleNamespace(
+            scores={"test": [{"hf_subset": "default", "ndcg_at_10": mean, "main_score": mean}]},
+            dataset_revision="local-locov1-0123456789abcdef")
+        run.per_query[task] = {"default": {"test": {"ndcg_at_10": per_query}}}
+    return System(folder, run, letter)
+
+
+def test_benchmark_average_cell_and_its_tests():
+    from scipy import stats
+
+    from complexir.compare import AVERAGE, compare, render_markdown
+
+    a_values = {"LoCoV1GovReport": {"1": 1.0, "2": 0.5, "3": 0.9}, "LoCoV1QMSum": {"a": 0.2, "b": 0.4, "c": 0.1}}
+    b_values = {"LoCoV1GovReport": {"1": 0.3, "2": 0.5, "3": 0.4}, "LoCoV1QMSum": {"a": 0.1, "b": 0.0, "c": 0.1}}
+    a, b = _fake_system("A-folder", "A", a_values), _fake_system("B-folder", "B", b_values)
+    result = compare([a, b], measures=["ndcg_at_10"])
+    average = {c["folder"]: c for c in result.cells if c["task"] == AVERAGE}
+    task_means = {f: [np.mean(list(v[t].values())) for t in sorted(v)]
+                  for f, v in (("A-folder", a_values), ("B-folder", b_values))}
+    for folder, cell in average.items():
+        assert cell["benchmark"] == "LoCoV1" and cell["n"] == 6
+        assert cell["mean"] == pytest.approx(np.mean(task_means[folder]), abs=1e-12)  # each task counts once
+        assert cell["ci95"][0] <= cell["mean"] <= cell["ci95"][1]
+    test = next(t for t in result.tests if t["task"] == AVERAGE)
+    assert test["p_ttest"] == pytest.approx(stats.ttest_rel(task_means["A-folder"], task_means["B-folder"]).pvalue)
+    # stratified randomisation, enumerated: every sign flip of the six per-query differences, weighted 1/(2 x 3)
+    diffs = [a_values[t][q] - b_values[t][q] for t in sorted(a_values) for q in sorted(a_values[t])]
+    observed = abs(sum(diffs) / 6)
+    flips = [abs(sum(s * d for s, d in zip(signs, diffs, strict=True)) / 6)
+             for signs in itertools.product((1, -1), repeat=6)]
+    assert test["p_randomisation"] == pytest.approx(np.mean([f >= observed - 1e-12 for f in flips]))
+    assert test["delta"] == pytest.approx(np.mean(task_means["A-folder"]) - np.mean(task_means["B-folder"]))
+    md = render_markdown(result, {})
+    row = next(line for line in md.splitlines() if line.startswith("| **average**"))
+    assert f"{average['A-folder']['mean']:.4f}" in row and f"{average['B-folder']['mean']:.4f}" in row
+    # the paper's own numbers are reference rows, apart from the cells and the tests
+    assert any(p["system"] == "M2-BERT 32768" and p["task"] == "LoCoV1GovReport" for p in result.published)
+    assert "M2-BERT 32768 *(published)*" in md
+    assert all(c["folder"] in ("A-folder", "B-folder") for c in result.cells)
