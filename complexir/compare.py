@@ -408,8 +408,9 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
                  if out.baseline else "<sup>B</sup> after a score: significantly better than system B")
               + f" (Holm-adjusted randomisation p < {ALPHA}); {n_sig} of {len(out.tests)} tests are. "
               f"† : Judged@10 below {JUDGED_FLOOR} on that task (most of its top 10 is unjudged, counted as "
-              "non-relevant). Average rows: the mean over the benchmark's tasks every system scored (a task's score "
-              "the mean of its subsets); its test is stratified by task. All p-values are in `compare.json`."]
+              "non-relevant). Average rows: the mean over the benchmark's retrieval tasks every system scored (a "
+              "task's score the mean of its subsets); its test is stratified by task. All p-values are in "
+              "`compare.json`."]
     if out.untestable:
         lines += ["", "Not tested (no per-query scores; a plain `mteb run` folder keeps only means): "
                   + ", ".join(f"`{f}`" for f in out.untestable) + ". Score them with `complexir run` to test them."]
@@ -433,7 +434,8 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
                 ref = [p for p in out.published if p["benchmark"] == bench and p["measure"] == measure]
                 if ref:
                     lines += ["", "Published (reference only: from the paper, on its full data; never in the means "
-                              f"or the tests; {ref[0]['citation']}):", "", *published_table(ref, measure)]
+                              f"or the tests; {ref[0]['citation']}; its notes: `complexir published {bench}`):", "",
+                              *published_table(ref, measure)]
         if bench in charts:
             lines += ["", f"![{bench}]({charts[bench]})"]
     return "\n".join(lines) + "\n"
