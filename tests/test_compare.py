@@ -302,3 +302,22 @@ def test_benchmark_average_cell_and_its_tests():
     assert any(p["system"] == "M2-BERT 32768" and p["task"] == "LoCoV1GovReport" for p in result.published)
     assert "M2-BERT 32768 *(published)*" in md
     assert all(c["folder"] in ("A-folder", "B-folder") for c in result.cells)
+
+
+def test_demo_results_are_refused_unless_allowed_then_labelled(three_runs, tmp_path):
+    from complexir.compare import make_compare
+
+    demo = tmp_path / "demo"
+    shutil.copytree(three_runs["short8"], demo)
+    for file in [*demo.glob("results/*/*/*.json"), *demo.glob("per_query/*/*/*.json")]:
+        payload = json.loads(file.read_text())
+        if "dataset_revision" in payload:
+            payload["dataset_revision"] = "complexir-demo-complexir_tiny-0000000000000000"
+        if "data" in payload:
+            payload["data"]["revision"] = "complexir-demo-complexir_tiny-0000000000000000"
+        file.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match="cannot be compared as benchmark results.*--allow-demo"):
+        make_compare([demo, tmp_path / "demo"], tmp_path / "cmp")
+    shutil.copytree(demo, tmp_path / "demo2")
+    md = make_compare([demo, tmp_path / "demo2"], tmp_path / "cmp", allow_demo=True).read_text()
+    assert "DEMO data, not benchmark scores" in md and "NOT benchmark scores" in md
