@@ -316,7 +316,7 @@ def _dense_setup(system: System, args: Any, *, long_docs: str, model_name: str |
                       prompts=prompts or None)
     counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
     setup = build_dense_search(args, counter, long_docs=long_docs != "none", model=system.model,
-                               trust_remote_code=system.trust_remote_code, prompts=prompts)
+                               model_name=model_name, trust_remote_code=system.trust_remote_code, prompts=prompts)
     setup.system, setup.counter = system, counter
     if long_docs != "none":  # windows are plain texts, so the store serves them too
         from complexir.long_docs import wrap_long_docs
@@ -326,12 +326,14 @@ def _dense_setup(system: System, args: Any, *, long_docs: str, model_name: str |
 
 
 def build_dense_search(args: Any, encoder: Any, *, long_docs: bool, model: str | None = None,
-                       trust_remote_code: bool = False, prompts: dict[str, str] | None = None) -> SearchSetup:
+                       model_name: str | None = None, trust_remote_code: bool = False,
+                       prompts: dict[str, str] | None = None) -> SearchSetup:
     """A dense ``encoder`` over the embedding store, searched by the chosen engine (``args.engine``).
 
     With ``long_docs`` the long-document wrapper does its own streaming search, so only ``mteb``/``local``
-    apply (both mean: that wrapper in this process). ``model``, ``trust_remote_code`` and ``prompts`` are what each
-    Ray worker loads: the worker refuses a model that ships code unless the opt-in travels with it.
+    apply (both mean: that wrapper in this process). ``model`` (filed as ``model_name``), ``trust_remote_code`` and
+    ``prompts`` are what each Ray worker loads: the worker refuses a model that ships code unless the opt-in travels
+    with it.
     """
     from complexir.embedding_store import EmbeddingStore
     from complexir.stored_encoder import StoredEncoder
@@ -359,7 +361,7 @@ def build_dense_search(args: Any, encoder: Any, *, long_docs: bool, model: str |
         from complexir.ray_engine import RayEngine, StoredModelSpec
 
         spec = StoredModelSpec(store=str(root), model=model, max_seq_length=getattr(args, "max_seq_length", None),
-                               model_name=getattr(args, "model_name", None), backend=getattr(args, "backend", "torch"),
+                               model_name=model_name, backend=getattr(args, "backend", "torch"),
                                trust_remote_code=trust_remote_code, prompts=tuple(sorted((prompts or {}).items())))
         engine = RayEngine(spec, address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)
     else:
@@ -420,7 +422,10 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
 
 
 def runs_search(path: str, name: str) -> Any:
-    """Fixed rankings as an mteb search model (``complexir.runs.FixedRunsSearch``)."""
+    """Fixed rankings of a runs folder as an mteb search model (``complexir.runs.FixedRunsSearch``)."""
+    if not Path(path).expanduser().is_dir():
+        raise SystemRefused(f"{path}: a first stage of fixed runs is a runs folder (<Task>/<subset>/<split>.trec, "
+                            "as --save-runs writes it), not a single file")
     try:
         runs = importlib.import_module("complexir.runs")
     except ImportError:
@@ -520,6 +525,15 @@ class TwoStageSearch:
         self._corpus = corpus
         self.first.index(corpus, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
                          encode_kwargs=encode_kwargs, num_proc=num_proc, **kwargs)
+
+    # A first stage of fixed runs is told which ids its runs may name, and says how many queries they miss
+    # (complexir.runs.ExpectsTaskIds): passed through, so the task finds them on the outer model.
+    def expect_ids(self, task: str, hf_subset: str, split: str, **ids: Any) -> None:
+        if hasattr(self.first, "expect_ids"):
+            self.first.expect_ids(task, hf_subset, split, **ids)
+
+    def run_scores(self, task: str, hf_subset: str, split: str) -> dict[str, float]:
+        return self.first.run_scores(task, hf_subset, split) if hasattr(self.first, "run_scores") else {}
 
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,

@@ -199,6 +199,37 @@ def test_two_stage_equals_mtebs_two_stage_protocol(cross_encoder, tmp_path, caps
         assert expected.items() <= json.loads(per_query.read_text())["experiment_kwargs"].items()
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_two_stage_over_a_runs_folder_equals_the_protocol_over_the_same_ranking(cross_encoder, tmp_path, capsys):
+    """--first-stage RUNS: the runs folder written by hand (INTERFACES.md's layout) from the first stage's mteb
+    predictions; reranked, it equals mteb's protocol over those predictions."""
+    pytest.importorskip("complexir.runs")  # the runs folder reader (branch runs)
+    from complexir.models import load_model
+
+    name, depth = "CoverageBenchCAsT2020", 5
+    predictions = tmp_path / "predictions"
+    plain_mteb(load_model(None), name, prediction_folder=predictions)
+    saved = json.loads((predictions / f"{name}_predictions.json").read_text())
+    runs = tmp_path / "runs"
+    for subset, splits in saved.items():
+        if subset == "mteb_model_meta":
+            continue
+        for split, results in splits.items():
+            lines = [f"{qid} Q0 {doc} {rank} {score!r} first" for qid, docs in results.items()
+                     for rank, (doc, score) in enumerate(sorted(docs.items(), key=lambda i: -i[1]), 1)]
+            path = runs / name / subset / f"{split}.trec"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(lines) + "\n")
+    output = tmp_path / "out"
+    assert main(["run", "--model", str(cross_encoder), "--first-stage", str(runs), "--rerank-depth", str(depth),
+                 "--task", name, "--output", str(output)]) == 0
+    assert "reranking the top 5 of fixed runs from" in capsys.readouterr().out
+    reference = plain_mteb(mteb_cross_encoder(cross_encoder), name,
+                           task=demo_task(name).convert_to_reranking(predictions, top_k=depth))
+    [path] = result_files(output, name)
+    assert_same_scores(by_subset(json.loads(path.read_text())["scores"]), reference, 1e-6, name)
+
+
 def test_the_refusals_of_cross_encoders_are_one_line(cross_encoder, tmp_path, capsys):
     capsys.readouterr()
     cases = [

@@ -42,4 +42,4 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 def build_search(args: argparse.Namespace, encoder: Any, *, long_docs: bool) -> SearchSetup:
     """The model to evaluate: a dense ``encoder`` over the embedding store, searched by the chosen engine
     (``complexir.systems.build_dense_search``; what a system is and how it is built lives there)."""
-    return build_dense_search(args, encoder, long_docs=long_docs, model=args.model)
+    return build_dense_search(args, encoder, long_docs=long_docs, model=args.model, model_name=args.model_name)

@@ -44,7 +44,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "run", help="evaluate a model on the benchmarks (default: the packaged model on the demo benchmarks)"
     )
     parser.add_argument("--model", default=None,
-                        help="Hub model name or local SentenceTransformer folder (default: packaged all-MiniLM-L6-v2)")
+                        help="Hub model name or local folder: a SentenceTransformer (default: packaged "
+                             "all-MiniLM-L6-v2), a CrossEncoder, or an mteb searcher such as mteb/baseline-bm25s")
     parser.add_argument("--model-name", default=None, help="file results under this model name")
     parser.add_argument("--backend", choices=("torch", "onnx", "openvino"), default="torch",
                         help="sentence-transformers inference backend (default: torch). onnx and openvino need "
@@ -284,7 +285,8 @@ def run(args: argparse.Namespace) -> int:
                     "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
                     "main_name": task.metadata.main_score,
                     "docs_per_second": docs_per_second(task_result.task_name),
-                    "encodes": setup.timed is None,  # a dense model that encoded nothing was served by the store
+                    # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
+                    "encodes": setup.timed is None and setup.stored is not None,
                 })
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
