@@ -507,11 +507,14 @@ class TwoStageSearch:
     """
 
     def __init__(self, first: Any, reranker: Any, depth: int):
-        self.first = first
+        from mteb.models import SearchEncoderWrapper, SearchProtocol
+
+        # an encoder (--engine mteb: the store's encoder) is searched as mteb searches an encoder
+        self.first = first if isinstance(first, SearchProtocol) else SearchEncoderWrapper(first)
         self.reranker = reranker
         self.model = reranker  # wrapper chains: the model that reads the documents last
         self.depth = depth
-        first_meta = first.mteb_model_meta
+        first_meta = self.first.mteb_model_meta
         experiment = dict(reranker.mteb_model_meta.experiment_kwargs or {})
         experiment.update({"first_stage": first_meta.name, "first_stage_revision": first_meta.revision,
                            "rerank_depth": depth})

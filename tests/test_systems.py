@@ -178,6 +178,12 @@ def test_two_stage_equals_mtebs_two_stage_protocol(cross_encoder, tmp_path, caps
     assert "Converting CrossEncoder" not in caplog.text + captured.out + captured.err
     assert f"reranking the top {depth} of dense encoder" in captured.out
 
+    # the mteb engine searches the first stage with mteb's own search
+    mteb_engine = tmp_path / "mteb-engine"
+    assert main(["run", "--model", str(cross_encoder), "--first-stage", str(default_model_path()), "--engine", "mteb",
+                 "--rerank-depth", str(depth), "--task", names[0], "--output", str(mteb_engine)]) == 0
+    capsys.readouterr()
+
     first_stage = load_model(str(default_model_path()))
     for name in names:
         # mteb's documented protocol: the first stage saves its predictions, the task becomes a reranking of its
@@ -190,6 +196,9 @@ def test_two_stage_equals_mtebs_two_stage_protocol(cross_encoder, tmp_path, caps
         assert "experiments" in path.parts  # filed apart from the cross-encoder's own results
         ours = by_subset(json.loads(path.read_text())["scores"])
         assert_same_scores(ours, reference, 1e-6, name)
+        if name == names[0]:
+            [path_mteb] = result_files(mteb_engine, name)
+            assert_same_scores(by_subset(json.loads(path_mteb.read_text())["scores"]), reference, 1e-6, name)
         # both stages are named: in the experiment mteb files the result under, and in the per-query file
         meta = json.loads((path.parent / "model_meta.json").read_text())
         expected = {"first_stage": first_stage.mteb_model_meta.name,
