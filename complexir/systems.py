@@ -222,6 +222,7 @@ class SearchSetup:
     system: System | None = None
     timed: Any | None = None  # the TimedSearch / TimedCrossEncoder whose rate the table shows
     counter: Any | None = None  # the EncodeCounter under the store (what a dense model really encoded)
+    engine_name: str = "local"
     _temporary: Path | None = field(default=None, repr=False)
 
     @property
@@ -236,12 +237,12 @@ class SearchSetup:
     def store_summary(self) -> str:
         return self.stored.counts.summary() if self.stored is not None else "not used (this system encodes no vectors)"
 
-    def docs_per_second(self, task: str, engine: str) -> float | None:
+    def docs_per_second(self, task: str) -> float | None:
         """The rate the run table shows: documents a searcher indexed, pairs a cross-encoder scored, documents
         a dense model encoded (None: nothing was encoded, every vector came from the store)."""
         if self.timed is not None:
             return self.timed.docs_per_second(task)
-        if engine == "ray" and self.search is not None:  # encoded in the workers: the search's own rate
+        if self.engine_name == "ray" and self.search is not None:  # encoded in the workers: the search's own rate
             return self.search.docs_per_second.get(task)
         return self.counter.docs_per_second(task) if self.counter is not None else None
 
@@ -293,7 +294,7 @@ def build_search_model(system: System, args: Any) -> SearchSetup:
     _rename(reranker, model_name)
     two_stage = TwoStageSearch(setup.model, reranker, system.rerank_depth)
     return SearchSetup(model=two_stage, stored=setup.stored, search=setup.search, engine=setup.engine, system=system,
-                       timed=reranker, _temporary=setup._temporary)
+                       timed=reranker, engine_name=setup.engine_name, _temporary=setup._temporary)
 
 
 def _refuse_ray(engine: str, system: System) -> None:
@@ -367,7 +368,8 @@ def build_dense_search(args: Any, encoder: Any, *, long_docs: bool, model: str |
     else:
         engine = LocalEngine()
     search = StreamingSearch(stored, engine=engine, batch_docs=getattr(args, "batch_docs", None) or DEFAULT_BATCH_DOCS)
-    return SearchSetup(model=search, stored=stored, search=search, engine=engine, _temporary=temporary)
+    return SearchSetup(model=search, stored=stored, search=search, engine=engine, engine_name=engine_name,
+                       _temporary=temporary)
 
 
 # -- loading ---------------------------------------------------------------------------------------------------

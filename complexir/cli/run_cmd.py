@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
     def docs_per_second(task: str) -> float | None:
-        return setup.docs_per_second(task, args.engine)
+        return setup.docs_per_second(task)
 
     rows = []
     results = []
@@ -286,12 +286,12 @@ def run(args: argparse.Namespace) -> int:
                     "main_name": task.metadata.main_score,
                     "docs_per_second": docs_per_second(task_result.task_name),
                     # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
-                    "encodes": setup.timed is None and setup.stored is not None,
+                    "encodes": getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None,
                 })
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
     print(f"system: {system.describe()}")
-    if setup.stored is not None:
+    if getattr(setup, "stored", None) is not None:
         print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
     else:
         print(f"embedding store: not used (engine {args.engine}; this system encodes no vectors)")
