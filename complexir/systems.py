@@ -78,7 +78,7 @@ class System:
                     f"{self.first_stage.describe()}")
         what = {DENSE: "dense encoder", SEARCHER: "searcher", CROSS_ENCODER: "cross-encoder",
                 RUNS: "fixed runs from"}[self.kind]
-        extra = " (trusting its code)" if self.trust_remote_code and self.kind != RUNS else ""
+        extra = " (trusting its code)" if self.trust_remote_code and self.kind in (DENSE, CROSS_ENCODER) else ""
         return f"{what} {self.name}{extra}"
 
 
@@ -180,6 +180,9 @@ def registry_kind(name: str) -> tuple[str, str] | None:
     made = _loader_product(meta.loader)
     if made is not None and hasattr(made, "search") and not hasattr(made, "encode"):
         return SEARCHER, f"mteb's registry: its loader makes a {made.__name__}, a search model without encode"
+    if "dense" not in meta.model_type:  # sparse and multi-vector encoders: the store and engines hold dense vectors
+        raise SystemRefused(f"--model {name}: a {'/'.join(meta.model_type)} model (mteb's registry); complexir runs "
+                            "dense encoders, searchers and cross-encoders")
     return DENSE, f"mteb's registry: model_type {meta.model_type}"
 
 

@@ -62,6 +62,28 @@ def assert_same_scores(ours: dict, reference: dict, tol: float, label: str) -> N
                 assert abs(got[k] - expected[k]) <= tol, (label, key, k, got[k], expected[k])
 
 
+# -- what a system is ---------------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_kind_of_a_model_comes_from_its_configuration(cross_encoder, custom_code_model, tmp_path):
+    from complexir.models import default_model_path
+    from complexir.systems import SystemRefused, describe_system, model_kind
+
+    assert model_kind(None)[0] == model_kind(MODEL)[0] == model_kind(str(default_model_path()))[0] == "dense"
+    assert model_kind(BM25)[0] == model_kind("bm25s")[0] == "searcher"  # mteb's registry, its old name too
+    assert model_kind("cross-encoder/ms-marco-MiniLM-L6-v2")[0] == "cross-encoder"
+    assert model_kind(str(cross_encoder))[0] == "cross-encoder"  # config_sentence_transformers.json: CrossEncoder
+    assert model_kind(str(custom_code_model))[0] == "dense"  # read, not run: no code executed to decide
+    with pytest.raises(SystemRefused, match="sparse"):
+        model_kind("naver/splade-v3")
+    with pytest.raises(SystemRefused, match="no model configuration"):
+        model_kind(str(tmp_path))
+    two = describe_system(str(cross_encoder), first_stage=BM25, rerank_depth=7)
+    assert (two.kind, two.first_stage.kind, two.rerank_depth) == ("two-stage", "searcher", 7)
+    assert describe_system(runs=str(tmp_path)).kind == "runs"
+    with pytest.raises(SystemRefused, match="--runs"):
+        describe_system(BM25, runs=str(tmp_path))
+
+
 # -- BM25 ---------------------------------------------------------------------------------------------------------
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_bm25_on_the_default_engine_equals_plain_mteb_on_every_demo_task(tmp_path, capsys):
