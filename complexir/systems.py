@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 DENSE, SEARCHER, CROSS_ENCODER, RUNS, TWO_STAGE = "dense", "searcher", "cross-encoder", "runs", "two-stage"
 KINDS = (DENSE, SEARCHER, CROSS_ENCODER, RUNS, TWO_STAGE)
+NOUNS = {DENSE: "dense encoder", SEARCHER: "searcher", CROSS_ENCODER: "cross-encoder", RUNS: "fixed runs from",
+         TWO_STAGE: "two-stage system"}
 DEFAULT_RERANK_DEPTH = 100
 PROMPT_TYPES = ("query", "document")
 #: what a searcher of mteb's needs, by mteb extras group: the Python modules, and the complexir extra that has them
@@ -76,8 +78,7 @@ class System:
             assert self.first_stage is not None
             return (f"two-stage: cross-encoder {self.name} reranking the top {self.rerank_depth} of "
                     f"{self.first_stage.describe()}")
-        what = {DENSE: "dense encoder", SEARCHER: "searcher", CROSS_ENCODER: "cross-encoder",
-                RUNS: "fixed runs from"}[self.kind]
+        what = NOUNS[self.kind]
         extra = " (trusting its code)" if self.trust_remote_code and self.kind in (DENSE, CROSS_ENCODER) else ""
         return f"{what} {self.name}{extra}"
 
@@ -95,23 +96,23 @@ def describe_system(model: str | None = None, *, runs: str | None = None, first_
         if model is not None or first_stage is not None:
             raise SystemRefused("--runs scores fixed rankings as they are: it takes neither --model nor --first-stage")
         return System(RUNS, runs=runs, reason="--runs")
-    kind, reason = model_kind(model, trust_remote_code)
+    kind, reason = model_kind(model)
     if prompts and kind != DENSE:
-        raise SystemRefused(f"--prompt applies to a dense encoder; {model} is a {kind}")
+        raise SystemRefused(f"--prompt applies to a dense encoder; {model} is a {NOUNS[kind]}")
     if first_stage is None:
         return System(kind, model=model, trust_remote_code=trust_remote_code, prompts=tuple(sorted(prompts.items())),
                       reason=reason)
     if kind != CROSS_ENCODER:
         raise SystemRefused(f"--first-stage gives a cross-encoder its candidates; {model or 'the default model'} is "
-                            f"a {kind} ({reason})")
+                            f"a {NOUNS[kind]} ({reason})")
     if rerank_depth < 1:
         raise SystemRefused(f"--rerank-depth {rerank_depth}: expected at least 1")
     if is_runs_path(first_stage):
         first = System(RUNS, runs=first_stage, reason="--first-stage: a runs folder")
     else:
-        first_kind, first_reason = model_kind(first_stage, trust_remote_code)
+        first_kind, first_reason = model_kind(first_stage)
         if first_kind not in (DENSE, SEARCHER):
-            raise SystemRefused(f"--first-stage {first_stage} is a {first_kind} ({first_reason}); a first stage "
+            raise SystemRefused(f"--first-stage {first_stage} is a {NOUNS[first_kind]} ({first_reason}); a first stage "
                                 "retrieves from the corpus: a dense encoder, a searcher or a runs folder")
         first = System(first_kind, model=first_stage, trust_remote_code=trust_remote_code, reason=first_reason)
     return System(TWO_STAGE, model=model, first_stage=first, rerank_depth=rerank_depth,
@@ -130,8 +131,9 @@ def is_runs_path(path: str) -> bool:
     return not (p / "config.json").is_file() and any(p.glob("*/*/*.trec"))
 
 
-def model_kind(name_or_path: str | None, trust_remote_code: bool = False) -> tuple[str, str]:
-    """(kind, how it was decided) of a model name or folder, from its configuration alone."""
+def model_kind(name_or_path: str | None) -> tuple[str, str]:
+    """(kind, how it was decided) of a model name or folder, from its configuration alone (nothing is loaded or run,
+    so a model that ships code is classified before --trust-remote-code is asked for)."""
     from complexir.models import DEFAULT_MODEL, read_model_configs
     from complexir.upstream.release import local_folder
 
@@ -268,7 +270,7 @@ def build_search_model(system: System, args: Any) -> SearchSetup:
                                        ("--max-seq-length", getattr(args, "max_seq_length", None), None),
                                        ("--long-docs", long_docs, "none")):
             if value != default:
-                raise SystemRefused(f"{option} applies to a dense encoder; this system is a {system.describe()}")
+                raise SystemRefused(f"{option} applies to a dense encoder; this run's system: {system.describe()}")
     if system.kind == DENSE:
         return _dense_setup(system, args, long_docs=long_docs, model_name=model_name)
     if system.kind == SEARCHER:

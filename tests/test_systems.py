@@ -265,7 +265,7 @@ def test_the_refusals_of_cross_encoders_are_one_line(cross_encoder, tmp_path, ca
     capsys.readouterr()
     cases = [
         (["--model", str(cross_encoder), "--task", "CoverageBenchCAsT2020"], "--first-stage MODEL_OR_RUNS"),
-        (["--model", MODEL, "--first-stage", BM25, "--task", "IRSCQuery"], "is a dense"),
+        (["--model", MODEL, "--first-stage", BM25, "--task", "IRSCQuery"], "is a dense encoder"),
         (["--model", str(cross_encoder), "--first-stage", str(cross_encoder), "--task", "IRSCQuery"],
          "a first stage retrieves from the corpus"),
         (["--model", str(cross_encoder), "--engine", "ray", "--task", "CoverageBenchCAsT2020Rerank"],
