@@ -110,7 +110,7 @@ def describe_system(model: str | None = None, *, runs: str | None = None, first_
     if is_runs_path(first_stage):
         first = System(RUNS, runs=first_stage, reason="--first-stage: a runs folder")
     else:
-        first_kind, first_reason = model_kind(first_stage)
+        first_kind, first_reason = model_kind(first_stage, "--first-stage")
         if first_kind not in (DENSE, SEARCHER):
             raise SystemRefused(f"--first-stage {first_stage} is a {NOUNS[first_kind]} ({first_reason}); a first stage "
                                 "retrieves from the corpus: a dense encoder, a searcher or a runs folder")
@@ -131,7 +131,7 @@ def is_runs_path(path: str) -> bool:
     return not (p / "config.json").is_file() and any(p.glob("*/*/*.trec"))
 
 
-def model_kind(name_or_path: str | None) -> tuple[str, str]:
+def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[str, str]:
     """(kind, how it was decided) of a model name or folder, from its configuration alone (nothing is loaded or run,
     so a model that ships code is classified before --trust-remote-code is asked for)."""
     from complexir.models import DEFAULT_MODEL, read_model_configs
@@ -140,7 +140,7 @@ def model_kind(name_or_path: str | None) -> tuple[str, str]:
     if name_or_path in (None, "", "default", DEFAULT_MODEL):
         return DENSE, "the packaged all-MiniLM-L6-v2"
     assert name_or_path is not None
-    folder = local_folder(name_or_path, "--model")  # a path that is not a folder fails here
+    folder = local_folder(name_or_path, option)  # a path that is not a folder fails here
     if folder is None:
         registered = registry_kind(name_or_path)
         if registered is not None:
@@ -148,7 +148,7 @@ def model_kind(name_or_path: str | None) -> tuple[str, str]:
     configs = read_model_configs(str(folder or name_or_path))
     if not any(configs.values()):
         where = f"folder {folder}" if folder is not None else "Hub repo (nor in the Hugging Face cache)"
-        raise SystemRefused(f"--model {name_or_path}: no model configuration found in that {where} "
+        raise SystemRefused(f"{option} {name_or_path}: no model configuration found in that {where} "
                             "(config.json, modules.json, config_sentence_transformers.json)")
     from complexir.mteb_internals import model_type_from_configs
 
@@ -160,7 +160,7 @@ def model_kind(name_or_path: str | None) -> tuple[str, str]:
         return CROSS_ENCODER, source
     if model_type == "dense":
         return DENSE, source
-    raise SystemRefused(f"--model {name_or_path}: a {model_type} model ({source}); complexir runs dense encoders, "
+    raise SystemRefused(f"{option} {name_or_path}: a {model_type} model ({source}); complexir runs dense encoders, "
                         "searchers and cross-encoders")
 
 

@@ -270,6 +270,9 @@ def test_the_refusals_of_cross_encoders_are_one_line(cross_encoder, tmp_path, ca
          "a first stage retrieves from the corpus"),
         (["--model", str(cross_encoder), "--engine", "ray", "--task", "CoverageBenchCAsT2020Rerank"],
          "use --engine local or --engine mteb"),
+        (["--model", str(cross_encoder), "--first-stage", str(tmp_path / "nope"), "--task", "IRSCQuery"],
+         "--first-stage"),
+        (["--model", BM25, "--max-seq-length", "64", "--task", "IRSCQuery"], "--max-seq-length applies to a dense"),
         (["--model", str(cross_encoder), "--prompt", "query=q: ", "--task", "CoverageBenchCAsT2020Rerank"],
          "--prompt applies to a dense encoder"),
     ]
