@@ -379,6 +379,22 @@ def test_prompts_are_applied_as_mtebs_wrapper_applies_them_and_keyed_apart(tmp_p
     assert_same_scores(ours, reference, 1e-6, "IRSCQuery with prompts")
     assert by_subset(json.loads(plain.read_text())["scores"]) != ours
 
+    # the prompt itself is in the store's key, not only the experiment's name
+    from mteb.types import PromptType
+
+    from complexir.embedding_store import EmbeddingStore
+    from complexir.models import load_model
+    from complexir.stored_encoder import StoredEncoder
+
+    store = EmbeddingStore(tmp_path / "keys")
+    one = StoredEncoder(load_model(None, prompts=prompts), store)
+    other_model = load_model(None, prompts={**prompts, "query": "search_query: "})
+    other_model.mteb_model_meta = one.mteb_model_meta  # same name, revision and experiment: only the prompt differs
+    metadata = demo_task("IRSCQuery").metadata
+    assert one.key(metadata, PromptType.query) != StoredEncoder(other_model, store).key(metadata, PromptType.query)
+    assert one.key(metadata, PromptType.document) == StoredEncoder(other_model, store).key(metadata,
+                                                                                          PromptType.document)
+
     with pytest.raises(SystemExit) as exit_:
         main(["run", *common, "--prompt", "title=x"])
     assert exit_.value.code == 2
