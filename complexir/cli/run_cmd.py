@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from complexir.cli.engine_options import add_engine_arguments, build_search
+from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
@@ -45,7 +45,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "run", help="evaluate a model on the benchmarks (default: the packaged model on the demo benchmarks)"
     )
     parser.add_argument("--model", default=None,
-                        help="Hub model name or local SentenceTransformer folder (default: packaged all-MiniLM-L6-v2)")
+                        help="Hub model name or local folder: a SentenceTransformer (default: packaged "
+                             "all-MiniLM-L6-v2), a CrossEncoder, or an mteb searcher such as mteb/baseline-bm25s")
     parser.add_argument("--model-name", default=None, help="file results under this model name")
     parser.add_argument("--backend", choices=("torch", "onnx", "openvino"), default="torch",
                         help="sentence-transformers inference backend (default: torch). onnx and openvino need "
@@ -65,8 +66,41 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
+    add_system_arguments(parser)
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_system_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the system is besides ``--model`` (``complexir.systems``): a first stage for a cross-encoder, custom
+    code, prompts."""
+    parser.add_argument("--first-stage", default=None, metavar="MODEL_OR_RUNS",
+                        help="with a cross-encoder --model: what it reranks on retrieval tasks, a dense model, a "
+                             "searcher (e.g. mteb/baseline-bm25s) or a runs folder")
+    parser.add_argument("--rerank-depth", type=positive_int, default=100, metavar="K",
+                        help="with --first-stage: the cross-encoder reranks each query's top K (default: 100)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="let a model that ships its own Python code run it (an explicit opt-in, never the "
+                             "default; recorded in the experiment)")
+    parser.add_argument("--prompt", action="append", default=None, metavar="TYPE=TEXT", type=prompt_arg,
+                        help="query=TEXT or document=TEXT: a text put before every query / document of a dense "
+                             "model mteb does not know (e5-style prefixes, e.g. 'query: '); repeatable")
+
+
+def prompt_arg(text: str) -> tuple[str, str]:
+    kind, sep, value = text.partition("=")
+    if not sep or kind not in ("query", "document"):
+        raise argparse.ArgumentTypeError(f"expected query=TEXT or document=TEXT, got {text!r}")
+    return kind, value
+
+
+def describe_run_system(args: argparse.Namespace) -> Any:
+    """The system ``complexir run`` was asked for (``complexir.systems.describe_system``)."""
+    from complexir.systems import describe_system
+
+    return describe_system(args.model, runs=getattr(args, "runs", None), first_stage=args.first_stage,
+                           rerank_depth=args.rerank_depth, trust_remote_code=args.trust_remote_code,
+                           prompts=dict(args.prompt or []))
 
 
 def resolve_source(arg: str | None) -> DataSource:
@@ -190,7 +224,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
         dps = r["docs_per_second"]
         body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
                      *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown), *([judged_cell(s)] if judged else []),
-                     f"{dps:,.0f}" if dps else "cached"])
+                     f"{dps:,.0f}" if dps else ("cached" if r.get("encodes", True) else "-")])
     return text_table(header, body)
 
 
@@ -215,25 +249,20 @@ def run(args: argparse.Namespace) -> int:
         _check_folder_option(option, value)
     import mteb
 
-    from complexir.models import EncodeCounter, load_model
     from complexir.results import per_query_path
+    from complexir.systems import build_search_model, check_tasks
 
+    system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
     source = resolve_source(args.data_dir)
     splits = args.split or ["test"]
     tasks = select_tasks(args.benchmark, args.task, source, splits)
-    logger.info("running %d task(s) from %s", len(tasks), source)
+    check_tasks(system, tasks)
+    logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
 
-    base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
-                      backend=args.backend)
-    counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
-    setup = build_search(args, counter, long_docs=args.long_docs != "none")
+    setup = build_search_model(system, args)
     model: Any = setup.model
     for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
         task.corpus_from_shards = setup.streams_corpus
-    if args.long_docs != "none":  # windows are plain texts, so the store serves them too
-        from complexir.long_docs import wrap_long_docs
-
-        model = wrap_long_docs(model, args.long_docs)
 
     from complexir.tasks import benchmark_of
 
@@ -242,9 +271,7 @@ def run(args: argparse.Namespace) -> int:
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
     def docs_per_second(task: str) -> float | None:
-        if args.engine == "ray" and setup.search is not None:  # encoded in the workers: the search's own rate
-            return setup.search.docs_per_second.get(task)
-        return counter.docs_per_second(task)
+        return setup.docs_per_second(task)
 
     rows = []
     results = []
@@ -279,10 +306,16 @@ def run(args: argparse.Namespace) -> int:
                     "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
                     "main_name": task.metadata.main_score,
                     "docs_per_second": docs_per_second(task_result.task_name),
+                    # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
+                    "encodes": getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None,
                 })
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
-    print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
+    print(f"system: {system.describe()}")
+    if getattr(setup, "stored", None) is not None:
+        print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
+    else:
+        print(f"embedding store: not used (engine {args.engine}; this system encodes no vectors)")
     for benchmark, prov in data.items():
         print(f"data: {benchmark}: {prov.describe()}")
     demo = sorted(b for b, prov in data.items() if prov.is_demo)
