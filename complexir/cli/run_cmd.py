@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from complexir.cli import runs_options
 from complexir.cli.engine_options import add_engine_arguments, build_search
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
@@ -65,6 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
     add_engine_arguments(parser)
+    runs_options.add_runs_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -199,13 +201,17 @@ def run(args: argparse.Namespace) -> int:
 
     source = resolve_source(args.data_dir)
     splits = args.split or ["test"]
-    tasks = select_tasks(args.benchmark, args.task, source, splits)
+    tasks = select_tasks(args.benchmark, runs_options.runs_task_names(args), source, splits)
     logger.info("running %d task(s) from %s", len(tasks), source)
 
-    base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
-                      backend=args.backend)
-    counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
-    setup = build_search(args, counter, long_docs=args.long_docs != "none")
+    setup: Any
+    if args.runs:  # fixed rankings as the system: no model, no encoding
+        setup = counter = runs_options.fixed_runs_setup(args, tasks)
+    else:
+        base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
+                          backend=args.backend)
+        counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
+        setup = build_search(args, counter, long_docs=args.long_docs != "none")
     model: Any = setup.model
     for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
         task.corpus_from_shards = setup.streams_corpus
@@ -218,6 +224,7 @@ def run(args: argparse.Namespace) -> int:
 
     BENCHMARK_OF = benchmark_of()  # noqa: N806
     output = Path(args.output)
+    model, saved_runs = runs_options.save_runs_writer(args, model, tasks, output)  # --save-runs
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
     def docs_per_second(task: str) -> float | None:
@@ -250,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
+        runs_options.close_save_runs(saved_runs)
     for task, task_result in results:
         for split, entries in task_result.scores.items():
             for scores in entries:
@@ -269,6 +277,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
               f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
     print(render_table(rows))
+    runs_options.print_runs_summary(setup)
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:
         print(f"{len(failed)} of {len(tasks)} task(s) failed: {', '.join(failed)} (reasons in the table)",
