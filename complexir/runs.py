@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import quote, unquote
 
 from complexir.atomic import sibling
 from complexir.trec_io import TrecFormatError, read_run_columns
@@ -64,9 +65,9 @@ def line_of(path: str | os.PathLike[str], qid: str, doc: str | None = None, occu
     """The line number of the ``occurrence``-th line of ``path`` for query ``qid`` (and document ``doc``): where an
     error found after parsing points. Read again only then, so the fast reader stays fast."""
     seen = 0
-    with open(path, encoding="utf-8-sig") as f:
+    with open(path, encoding="utf-8-sig", newline="") as f:
         for number, line in enumerate(f, 1):
-            fields = line.split()
+            fields = [p for p in line.replace("\t", " ").strip(" \r\n").split(" ") if p]  # as trec_io splits
             if fields and fields[0] == qid and (doc is None or (len(fields) > 2 and fields[2] == doc)):
                 seen += 1
                 if seen == occurrence:
@@ -81,12 +82,33 @@ def ranked(results: Mapping[str, float], depth: int | None = None) -> list[tuple
     return order if depth is None else order[:depth]
 
 
+def encode_id(item: str) -> str:
+    """An id as a TREC run can hold it: one without white space as it is; one with white space (film titles,
+    Wikipedia titles) with each white-space character and each ``%`` percent-encoded (``Alien: Covenant`` ->
+    ``Alien:%20Covenant``), which :func:`decode_id` undoes."""
+    if not any(c.isspace() for c in item):
+        return item
+    return "".join(quote(c, safe="") if c.isspace() or c == "%" else c for c in item)
+
+
+def decode_id(item: str, known: Mapping[str, Any] | set[str] | frozenset[str]) -> str | None:
+    """The id of ``known`` that a run's ``item`` names: itself, else its percent-decoding (:func:`encode_id`);
+    None when neither is known."""
+    if item in known:
+        return item
+    if "%" in item:
+        decoded = unquote(item)
+        if decoded in known:
+            return decoded
+    return None
+
+
 def write_run_file(path: str | os.PathLike[str], results: Mapping[str, Mapping[str, float]], tag: str,
                    depth: int | None = None) -> Path:
     """Write ``results`` as a TREC run, queries in id order, each query's top ``depth`` documents best first (ties
-    by id descending), scores as ``repr`` (which reads back to the same float). Written beside and renamed into
-    place, so a reader never sees half a file. An id with white space, or a score that is not finite, cannot be
-    written and is refused naming the query and document."""
+    by id descending), scores as ``repr`` (which reads back to the same float), ids with white space
+    percent-encoded (:func:`encode_id`). Written beside and renamed into place, so a reader never sees half a file.
+    An empty id or a score that is not finite cannot be written and is refused naming the query and document."""
     path = Path(path)
     tag = "_".join(str(tag).split()) or "run"
     lines = []
@@ -94,10 +116,9 @@ def write_run_file(path: str | os.PathLike[str], results: Mapping[str, Mapping[s
         for rank, (doc, score) in enumerate(ranked(results[qid], depth), 1):
             if not math.isfinite(score):
                 raise RunsError(f"{path}: query {qid!r}, document {doc!r}: score {score!r} is not finite")
-            if len(qid.split()) != 1 or len(doc.split()) != 1 or qid.split()[0] != qid or doc.split()[0] != doc:
-                raise RunsError(f"{path}: query {qid!r}, document {doc!r}: a TREC run cannot hold ids with white "
-                                f"space (or empty ids)")
-            lines.append(f"{qid} Q0 {doc} {rank} {float(score)!r} {tag}\n")
+            if not qid or not doc:
+                raise RunsError(f"{path}: query {qid!r}, document {doc!r}: a TREC run cannot hold an empty id")
+            lines.append(f"{encode_id(qid)} Q0 {encode_id(doc)} {rank} {float(score)!r} {tag}\n")
     _write_atomic(path, "".join(lines))
     return path
 
@@ -322,7 +343,7 @@ class FixedRunsSearch:
         self._meta = meta.model_copy(update={"name": name, "loader_kwargs": {"fixed_runs": folder.provenance()}})
         self._corpus: set[str] = set()
         self._expected: dict[Entry, tuple[set[str], set[str]]] = {}
-        self._checked: set[Entry] = set()
+        self._checked: dict[Entry, Results] = {}  # each run once checked, its ids as the task names them
         #: (task, subset, split) -> (queries searched, of them not in the run)
         self.missing: dict[Entry, tuple[int, int]] = {}
 
@@ -357,20 +378,26 @@ class FixedRunsSearch:
         key = (task, hf_subset, split)
         run = self.run_for(task, hf_subset, split)
         if key in self._checked:
-            return run
+            return self._checked[key]
         path = self.folder.path_of(task, hf_subset, split)
         queries, documents = self._expected.get(key, (set(), set()))
         queries = queries | set(searched)
+        known_docs = self._corpus | documents
+        checked: Results = {}
         for qid, docs in run.items():
-            if qid not in queries:
+            query = decode_id(qid, queries)
+            if query is None:
                 raise RunsError(f"{path}:{line_of(path, qid)}: query {qid!r} is not a query of {task} ({hf_subset}, "
                                 f"{split})")
-            for doc in docs:
-                if doc not in self._corpus and doc not in documents:
+            ranking = checked.setdefault(query, {})
+            for doc, score in docs.items():
+                document = decode_id(doc, known_docs)
+                if document is None:
                     raise RunsError(f"{path}:{line_of(path, qid, doc)}: document {doc!r} (query {qid!r}) is not in "
                                     f"the corpus of {task} ({hf_subset}, {split})")
-        self._checked.add(key)
-        return run
+                ranking[document] = score
+        self._checked[key] = checked
+        return checked
 
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any = None, top_ranked: Any = None, num_proc: int | None = None,

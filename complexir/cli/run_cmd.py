@@ -247,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
                     check_no_other_data(output, meta, task)
                 result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
                                        encode_kwargs={"batch_size": args.batch_size})
+            except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
+                raise
             except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
                 logger.error("%s failed: %s", name, one_line_reason(error))
                 logger.debug("%s: traceback", name, exc_info=True)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from complexir.runs import RunsError
+
 logger = logging.getLogger(__name__)
 
 RUNS_FOLDER = "runs"  # under --output: the default --save-runs folder, beside results/ and per_query/
@@ -57,7 +59,7 @@ class FixedRunsSetup:
 
 def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSetup:
     """The ``FixedRunsSearch`` of ``--runs``, every task, subset and split to run checked up front to have a run."""
-    from complexir.runs import FixedRunsSearch, RunsError, RunsFolder
+    from complexir.runs import FixedRunsSearch, RunsFolder
 
     if args.model:
         raise ValueError("--runs scores fixed rankings: give --model-name for them, not --model")
@@ -79,6 +81,8 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
         raise RunsError(f"{folder.path_of(*missing[0])}: no run for task {missing[0][0]} (subset {missing[0][1]}, "
                         f"split {missing[0][2]}); {len(missing)} of {len(wanted)} task/subset/split(s) missing "
                         f"from {folder.path}")
+    for entry in wanted:  # every file parsed now (format, NaN/inf, repeats): refused before anything is scored
+        folder.run(*entry)
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
 
