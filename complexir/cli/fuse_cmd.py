@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 from pathlib import Path
 
 
@@ -31,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--name", default=None,
                         help="the system name written in the runs (default: fusion/<method>, e.g. fusion/rrf-k60)")
     parser.add_argument("--depth", type=positive_int, default=None,
-                        help="documents kept per query (default: as many as the deepest input ranks)")
+                        help="documents kept per query (default: every document any input ranks)")
     parser.set_defaults(func=fuse)
 
 
@@ -56,7 +57,7 @@ def fuse(args: argparse.Namespace) -> int:
     if all(p.is_file() for p in inputs):  # TREC files in, one TREC file out
         runs = [read_run_file(p) for p in inputs]
         fused = fuse_runs(runs, args.method, args.k)
-        write_run_file(out, fused, name, args.depth or _deepest(runs))
+        write_run_file(out, fused, name, args.depth)
         print(f"fused {len(inputs)} run files by {method} into {out.resolve()} ({len(fused)} queries)")
         return 0
     if not all(p.is_dir() for p in inputs):
@@ -78,7 +79,8 @@ def fuse(args: argparse.Namespace) -> int:
     for entry in entries:
         runs = [folder.run(*entry) for folder in folders]
         fused = fuse_runs(runs, args.method, args.k)
-        writer.write(*entry, fused, data=_same_data(folders, entry[0]), depth=args.depth or _deepest(runs))
+        writer.write(*entry, fused, data=_same_data(folders, entry[0]),
+                     depth=min(args.depth or math.inf, _deepest([fused])))
     writer.close()
     print(f"fused {len(folders)} runs folders by {method} into {out.resolve()}: {len(entries)} run file(s), "
           f"system {name}")
