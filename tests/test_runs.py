@@ -32,7 +32,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"  # the 
 # MTEB key → ir_measures measure: crumb_eval's default measures
 OFFICIAL = {parse_measure(m).mteb_key: m for m in CRUMB.official_measures}
 # scores about the model rather than the ranking: a fixed run has none (LoCoV1's share of tokens read)
-MODEL_KEYS = ("doc_token", "docs_truncated", "query_token", "queries_truncated")
+MODEL_KEYS = ("doc_token", "docs_truncated", "query_token", "queries_truncated", "model_tokens")
 
 
 def result_files(output: Path) -> dict[str, dict]:

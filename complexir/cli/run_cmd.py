@@ -278,8 +278,8 @@ def run(args: argparse.Namespace) -> int:
     if demo:
         print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
               f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
-    print(render_table(rows))
     runs_options.print_runs_summary(setup)
+    print(render_table(rows))
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:
         print(f"{len(failed)} of {len(tasks)} task(s) failed: {', '.join(failed)} (reasons in the table)",

@@ -61,8 +61,12 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
     """The ``FixedRunsSearch`` of ``--runs``, every task, subset and split to run checked up front to have a run."""
     from complexir.runs import FixedRunsSearch, RunsFolder
 
-    if args.model:
-        raise ValueError("--runs scores fixed rankings: give --model-name for them, not --model")
+    model_options = [option for option, given in (("--model", args.model), ("--max-seq-length", args.max_seq_length),
+                                                  ("--backend", args.backend != "torch"),
+                                                  ("--long-docs", args.long_docs != "none")) if given]
+    if model_options:
+        raise ValueError(f"--runs scores fixed rankings, with no model: {', '.join(model_options)} cannot apply "
+                         f"(name the runs with --model-name)")
     if not args.model_name:
         raise ValueError("--runs needs --model-name NAME: the name its results are filed under")
     path = Path(args.runs).expanduser()
