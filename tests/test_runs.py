@@ -286,3 +286,57 @@ def test_hand_made_folder_is_named_by_its_digest(tmp_path):
     with pytest.raises(TrecFormatError, match="the run is empty"):
         (folder / "T" / "default" / "test.trec").write_text("")
         RunsFolder(folder).run("T", "default", "test")
+
+
+# -- MaxP searched again, deeper: recorded at the depth the task used ----------------------------------------------
+class PassageRun:
+    """An mteb search model returning a fixed passage run, its top ``top_k`` passages (ties by id descending)."""
+
+    def __init__(self, runs):
+        self.runs = runs
+
+    def index(self, corpus, **kwargs) -> None:
+        pass
+
+    def search(self, queries, *, top_k, hf_split, **kwargs):
+        run = self.runs[hf_split]
+        return {q: dict(sorted(run[q].items(), key=lambda x: (x[1], x[0]), reverse=True)[:top_k])
+                for q in queries["id"]}
+
+    @property
+    def mteb_model_meta(self):
+        from mteb.models.model_meta import ModelMeta
+
+        return ModelMeta.create_empty({"name": "complexir-tests/passage-run", "revision": "1"})
+
+
+def test_maxp_searched_deeper_round_trips(tmp_path):
+    """Documents of 1,100 passages (crumb_oracle_fixture): MaxP searches again, to the whole corpus. The recorded
+    runs hold what the task used, and scoring them gives the same numbers, every measure and split."""
+    from crumb_oracle_fixture import LONG_QUERIES, long_documents_run, write_long_documents_release
+
+    from complexir.loading_scripts.crumb import build_crumb
+    from complexir.runs import RecordingSearch
+    from complexir.tasks import TASKS_BY_NAME
+
+    passages = write_long_documents_release(tmp_path / "release")
+    build_crumb(tmp_path / "release", tmp_path / "data" / "crumb", subsets=[TASK], progress=False)
+    runs = {split: long_documents_run(passages, list(qrels)) for split, qrels in LONG_QUERIES.items()}
+    scores = []
+    writer = RunsFolderWriter(tmp_path / "saved", "complexir-tests/passage-run", "1", None)
+    for model in (RecordingSearch(PassageRun(runs), writer), None):
+        if model is None:
+            writer.close()
+            model = FixedRunsSearch(RunsFolder(tmp_path / "saved"), "tests/replayed")
+        task = TASKS_BY_NAME["CRUMBTipOfTheTongue"]().filter_eval_splits(["test", "validation"])
+        task.data_dir = tmp_path / "data"
+        result = mteb.evaluate(model, [task], overwrite_strategy="always", cache=None).task_results[0]
+        scores.append({split: entries[0] for split, entries in result.scores.items()})
+    corpus_size = sum(map(len, passages.values()))
+    assert scores[0]["test"]["maxp_passages_searched"] == corpus_size  # searched again, to the whole corpus
+    assert json.loads((tmp_path / "saved" / "runs.json").read_text())["depth"] == corpus_size
+    for split in ("test", "validation"):
+        numeric = {k for k, v in scores[0][split].items() if isinstance(v, float)}
+        assert numeric - set(scores[1][split]) == set()
+        assert {k: scores[1][split][k] for k in numeric} == pytest.approx({k: scores[0][split][k] for k in numeric},
+                                                                          abs=1e-12, nan_ok=True)
