@@ -147,7 +147,8 @@ Entry = tuple[str, str, str]  # (task, hf_subset, split)
 
 class RunsFolder:
     """A runs folder (see the module docstring), or one TREC file standing for one task, subset and split
-    (:meth:`of_file`). Runs are read on first use and kept."""
+    (:meth:`of_file`). A run is read when asked for; the last one read is kept (a task may search twice), so a
+    folder of many large runs is never held whole."""
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path).expanduser()
@@ -243,7 +244,7 @@ class RunsFolder:
         if key not in self._files:
             return None
         if key not in self._runs:
-            self._runs[key] = read_run_file(self._files[key])
+            self._runs = {key: read_run_file(self._files[key])}
         return self._runs[key]
 
     def provenance(self) -> dict[str, Any]:
@@ -275,8 +276,7 @@ class RunsFolderWriter:
                 raise RunsError(f"{self.path} holds runs of {old.get('system')} (revision {old.get('revision')}), "
                                 f"not {system} (revision {revision}); choose another folder")
             self.tasks = dict(old.get("tasks", {}))
-            self.depth = max(d for d in (depth, old.get("depth")) if d is not None) if (depth or old.get("depth")) \
-                else None
+            self.depth = max((d for d in (depth, old.get("depth")) if d is not None), default=None)
 
     def path_of(self, task: str, hf_subset: str, split: str) -> Path:
         return self.path / task / hf_subset / f"{split}{SUFFIX}"

@@ -236,6 +236,11 @@ def test_runs_folder_missing_a_task_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{folder / 'CRUMBClinicalTrial' / 'default' / 'test.trec'}: no run for task CRUMBClinicalTrial" in err
     assert not (tmp_path / "out").exists()
+    write_run_file(folder / "NotATask" / "default" / "test.trec", {"q": {"d": 1.0}}, "x")
+    assert main(["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(tmp_path / "out")]) == 2
+    assert f"{folder / 'NotATask'}: 'NotATask' is not a task complexir knows" in capsys.readouterr().err
+    assert main(["run", "--runs", str(tmp_path / "nowhere"), "--model-name", "tests/x"]) == 2
+    assert "no such runs folder or run file" in capsys.readouterr().err
 
 
 def test_one_file_needs_one_task_and_runs_need_a_name(tmp_path, capsys):

@@ -33,9 +33,13 @@ def runs_task_names(args: argparse.Namespace) -> list[str] | None:
     from complexir.runs import RunsFolder
     from complexir.tasks import all_tasks
 
-    held = RunsFolder(args.runs).tasks()
+    folder = RunsFolder(args.runs)
     order = [cls.metadata.name for cls in all_tasks()]
-    return sorted(held, key=lambda name: order.index(name) if name in order else len(order))  # unknown: refused
+    unknown = [name for name in folder.tasks() if name not in order]
+    if unknown:
+        raise RunsError(f"{folder.path / unknown[0]}: {unknown[0]!r} is not a task complexir knows (the folder's "
+                        f"first level names tasks, e.g. CRUMBClinicalTrial)")
+    return sorted(folder.tasks(), key=order.index)  # the registry's order, as a run of every task
 
 
 @dataclass
@@ -59,7 +63,7 @@ class FixedRunsSetup:
 
 def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSetup:
     """The ``FixedRunsSearch`` of ``--runs``, every task, subset and split to run checked up front to have a run."""
-    from complexir.runs import FixedRunsSearch, RunsFolder
+    from complexir.runs import FixedRunsSearch, RunsFolder, read_run_file
 
     model_options = [option for option, given in (("--model", args.model), ("--max-seq-length", args.max_seq_length),
                                                   ("--backend", args.backend != "torch"),
@@ -70,6 +74,8 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
     if not args.model_name:
         raise ValueError("--runs needs --model-name NAME: the name its results are filed under")
     path = Path(args.runs).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"--runs {path}: no such runs folder or run file")
     wanted = [(task.metadata.name, subset, split) for task in tasks for subset in _subsets(task)
               for split in task.eval_splits]
     if path.is_dir():
@@ -86,7 +92,7 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
                         f"split {missing[0][2]}); {len(missing)} of {len(wanted)} task/subset/split(s) missing "
                         f"from {folder.path}")
     for entry in wanted:  # every file parsed now (format, NaN/inf, repeats): refused before anything is scored
-        folder.run(*entry)
+        read_run_file(folder.path_of(*entry))
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
 
