@@ -458,6 +458,16 @@ class RecordingSearch:
     def index(self, corpus: Any, **kwargs: Any) -> None:
         self.search_model.index(corpus, **kwargs)
 
+    # fixed runs recorded again (--runs with --save-runs) still learn the task's ids; other models ignore them
+    def expect_ids(self, task: str, hf_subset: str, split: str, **ids: Any) -> None:
+        if isinstance(self.search_model, ExpectsTaskIds):
+            self.search_model.expect_ids(task, hf_subset, split, **ids)
+
+    def run_scores(self, task: str, hf_subset: str, split: str) -> dict[str, float]:
+        if isinstance(self.search_model, ExpectsTaskIds):
+            return self.search_model.run_scores(task, hf_subset, split)
+        return {}
+
     def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
                **kwargs: Any) -> Results:
         results = self.search_model.search(queries, task_metadata=task_metadata, hf_split=hf_split,

@@ -4,7 +4,8 @@
   set_operation_entity_retrieval and tip_of_the_tongue the official protocol is **MaxP**: the passage run is
   collapsed to documents (best passage score; a passage's document is the layout's ``parent-id``, else the id
   before its *last* ``:``) and scored against the full-document qrels (``<task>_full-qrels``). Unlike crumb_eval,
-  which splits at the first ``:`` and so merges documents whose ids contain ``:`` (film and Wikipedia titles).
+  which splits at the first ``:`` and so merges documents whose ids contain ``:`` (film and Wikipedia titles). A
+  fixed run (``complexir run --runs``) may rank the documents themselves: a document id stands for itself.
 - ``CRUMB<Task>FullDocument``: the full-document setting of the five tasks that have one.
 - ``CRUMB``: the benchmark (the eight passage tasks, the setting the paper's headline numbers use).
 
