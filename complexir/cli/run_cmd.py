@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from complexir.cli import runs_options
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
@@ -68,6 +69,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="chunk: split long documents into windows of the model's length, score by best window")
     add_system_arguments(parser)
     add_engine_arguments(parser)
+    runs_options.add_runs_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -255,11 +257,11 @@ def run(args: argparse.Namespace) -> int:
     system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
     source = resolve_source(args.data_dir)
     splits = args.split or ["test"]
-    tasks = select_tasks(args.benchmark, args.task, source, splits)
+    tasks = select_tasks(args.benchmark, runs_options.runs_task_names(args), source, splits)
     check_tasks(system, tasks)
     logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
 
-    setup = build_search_model(system, args)
+    setup = runs_options.fixed_runs_setup(args, tasks) if system.kind == "runs" else build_search_model(system, args)
     model: Any = setup.model
     for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
         task.corpus_from_shards = setup.streams_corpus
@@ -268,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
 
     BENCHMARK_OF = benchmark_of()  # noqa: N806
     output = Path(args.output)
+    model, saved_runs = runs_options.save_runs_writer(args, model, tasks, output)  # --save-runs
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
     def docs_per_second(task: str) -> float | None:
@@ -288,6 +291,8 @@ def run(args: argparse.Namespace) -> int:
                     check_no_other_data(output, meta, task)
                 result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
                                        encode_kwargs={"batch_size": args.batch_size})
+            except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
+                raise
             except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
                 logger.error("%s failed: %s", name, one_line_reason(error))
                 logger.debug("%s: traceback", name, exc_info=True)
@@ -298,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
+        runs_options.close_save_runs(saved_runs)
     for task, task_result in results:
         for split, entries in task_result.scores.items():
             for scores in entries:
@@ -311,7 +317,8 @@ def run(args: argparse.Namespace) -> int:
                 })
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
-    print(f"system: {system.describe()}")
+    if system.kind != "runs":  # fixed runs print their own line (print_runs_summary: the folder and its digest)
+        print(f"system: {system.describe()}")
     if getattr(setup, "stored", None) is not None:
         print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
     else:
@@ -325,6 +332,7 @@ def run(args: argparse.Namespace) -> int:
     note = judged_note(rows)
     if note:  # above the table: what reads the table takes every line below its header as a row
         print(note)
+    runs_options.print_runs_summary(setup)
     print(render_table(rows))
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:
