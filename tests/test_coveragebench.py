@@ -260,9 +260,16 @@ def test_neuclir_languages(tmp_path):
                      ("nuggets/cast2020_nuggets.tsv", "nuggets/neuclir_nuggets.tsv"),
                      ("qrels/cast2020.qrels", "qrels/neuclir.qrels"), ("runs/cast2020", "runs/neuclir")):
         (upstream / old).rename(upstream / new)
+    # the paper's documents by default: the English translation (the card says so)
     out = build_coveragebench(upstream, tmp_path / "out", docs={"neuclir_2024": str(_jsonl_docs(tmp_path))},
                               progress=False)
+    assert read_front_matter(out / "README.md")["language"] == ["en"]
+    assert "| neuclir_2024 | pooled | `jsonl:docs.jsonl" in (out / "README.md").read_text()
+    assert "| translated |" in (out / "README.md").read_text()
+    out = build_coveragebench(upstream, tmp_path / "native", docs={"neuclir_2024": str(_jsonl_docs(tmp_path))},
+                              docs_language={"neuclir_2024": "native"}, progress=False)
     assert read_front_matter(out / "README.md")["language"] == ["en", "zh", "fa", "ru"]
+    assert "| native |" in (out / "README.md").read_text()
     assert CoverageBenchNeuCLIR2024().metadata.eval_langs == ["eng-Latn", "zho-Hans", "fas-Arab", "rus-Cyrl"]
     assert CoverageBenchCAsT2020().metadata.eval_langs == ["eng-Latn"]
 
