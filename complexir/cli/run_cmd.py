@@ -60,12 +60,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="folder holding one built benchmark folder per benchmark (default: $COMPLEXIR_DATA_DIR, "
                              "else the demo benchmarks); 'hub' reads the Hub repos named in the tasks' metadata")
     parser.add_argument("--split", action="append", default=None, help="evaluation split(s) (default: test)")
+    add_release_runs_argument(parser)
     parser.add_argument("--output", default="results", help="results folder (default: ./results)")
     parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
     add_engine_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def add_release_runs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--release-runs", action="store_true",
+                        help="score the baseline runs the release ships (CoverageBench's <subset>-runs configs), each "
+                             "as its own system named release/<run name>, instead of a model; prints nDCG@20, "
+                             "alpha-nDCG@20 and StRecall@20 per collection beside the paper's values")
 
 
 def resolve_source(arg: str | None) -> DataSource:
@@ -201,6 +209,10 @@ def run(args: argparse.Namespace) -> int:
     splits = args.split or ["test"]
     tasks = select_tasks(args.benchmark, args.task, source, splits)
     logger.info("running %d task(s) from %s", len(tasks), source)
+    if getattr(args, "release_runs", False):  # the release's own rankings are the systems: no model to load
+        from complexir.cli.release_runs import run_release_runs
+
+        return run_release_runs(args, tasks)
 
     base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
                       backend=args.backend)

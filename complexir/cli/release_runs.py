@@ -1,0 +1,184 @@
+"""``complexir run --release-runs``: the baseline rankings a benchmark release ships, each scored as a system.
+
+CoverageBench releases six rankings per collection (BM25 and Qwen3-8B, alone and reranked by Rank1-7B and
+Qwen3-Reranker-8B); the build keeps every one, as released, in the ``<subset>-runs`` config (``run``, ``query-id``,
+``corpus-id``, ``rank``, ``score``). Here each run becomes a system named ``release/<run name>``: its rankings go
+through ``mteb.evaluate`` and the task's own scoring (the coverage measures from the nuggets, nDCG@20 from the
+qrels, the zero-score topics, per-query files), its results are filed like any model's under ``--output`` with the
+release's revision as the model revision, and one table per measure shows every run on every collection, with the
+values the paper's text gives beside ours.
+
+A run's documents are scored as released, also those the built corpus lacks (a document no collection source
+holds is judged or not by the qrels alone, as trec_eval and ndeval read a run). Topics a run does not rank score 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SYSTEM_PREFIX = "release"
+RUNS_KIND = "runs"
+MEASURES = (("nDCG@20", "ndcg_at_20"), ("α-nDCG@20", "alpha_ndcg_at_20"), ("StRecall@20", "strecall_at_20"))
+
+# The values the paper's text gives (Tables 2-3 themselves were not reachable; ../shared/PUBLISHED.md):
+# (subset, first stage, reranker or None, score key) -> value
+PUBLISHED: dict[tuple[str, str, str | None, str], float] = {
+    ("neuclir_2024", "qwen3-8b", None, "ndcg_at_20"): 0.819,
+    ("neuclir_2024", "qwen3-8b", "rank1", "ndcg_at_20"): 0.821,
+    ("neuclir_2024", "qwen3-8b", None, "strecall_at_20"): 0.836,
+    ("neuclir_2024", "qwen3-8b", "rank1", "strecall_at_20"): 0.786,
+    ("crux_multinews", "qwen3-8b", "qwen3-reranker", "ndcg_at_20"): 0.620,
+    ("crux_multinews", "qwen3-8b", "rank1", "strecall_at_20"): 0.831,
+}
+
+
+def system_of(run: str) -> tuple[str | None, str | None]:
+    """(first stage, reranker) a released run's name says: ``bm25`` or ``qwen3-8b``, then ``rank1``,
+    ``qwen3-reranker`` or None; (None, None) when the name says neither first stage."""
+    name = run.lower().replace("_", "-")
+    reranker = "qwen3-reranker" if re.search(r"qwen3-?reranker", name) else "rank1" if "rank1" in name else None
+    rest = re.sub(r"qwen3-?reranker(-?8b)?", "", name)
+    first = "bm25" if "bm25" in rest else "qwen3-8b" if "qwen3" in rest else None
+    return first, reranker if first else None
+
+
+def published(subset: str, run: str, key: str) -> float | None:
+    first, reranker = system_of(run)
+    return PUBLISHED.get((subset, first, reranker, key)) if first else None
+
+
+class ReleasedRankings:
+    """An mteb search model that returns one released run's rankings (``results[task][hf_subset][split]``)."""
+
+    def __init__(self, name: str, revision: str, results: dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]]):
+        from mteb.models.model_meta import ModelMeta
+
+        self.results = results
+        self._meta = ModelMeta(
+            loader=None, name=name, revision=revision, release_date=None, languages=None, n_parameters=None,
+            memory_usage_mb=None, max_tokens=None, embed_dim=None, license=None, open_weights=None,
+            public_training_code=None, public_training_data=None, framework=[], similarity_fn_name=None,
+            use_instructions=None, training_datasets=None,
+        )
+
+    @property
+    def mteb_model_meta(self) -> Any:
+        return self._meta
+
+    def index(self, corpus: Any, **kwargs: Any) -> None:  # the rankings are fixed: nothing to index
+        return None
+
+    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
+               **kwargs: Any) -> dict[str, dict[str, float]]:
+        run = self.results.get(task_metadata.name, {}).get(hf_subset, {}).get(hf_split)
+        if run is None:
+            raise ValueError(f"{self._meta.name}: the release has no run for {task_metadata.name} "
+                             f"({hf_subset}/{hf_split})")
+        from complexir.metrics import rank_run
+
+        ranked = rank_run(run, depth=top_k)  # trec_eval's order, cut where the task stops reading
+        return {qid: {d: run[qid][d] for d in ranked.get(qid, [])} for qid in queries["id"]}
+
+
+def release_revision(task: Any) -> str:
+    """The release the runs came from: the revision the built card names for its upstream release, else the
+    built data's own revision."""
+    path, _ = task.data_source()
+    readme = Path(str(path)) / "README.md"
+    if readme.is_file():
+        match = re.search(r"\(revision `([^`]+)`\)", readme.read_text(encoding="utf-8"))
+        if match:
+            return match.group(1)
+    return str(task.data_provenance().revision)
+
+
+def read_release_runs(task: Any, split: str) -> dict[str, dict[str, dict[str, float]]]:
+    """run name -> query -> document -> score, from the task's ``<subset>-runs`` config ({} when it has none)."""
+    from complexir.reader import load
+
+    path, revision = task.data_source()
+    layout = task.layout_subsets["default"]
+    names = {c.get("config_name") for c in task.card(path, revision).metadata.get("configs") or []}
+    if f"{layout}-{RUNS_KIND}" not in names:
+        return {}
+    table = load(path, layout, RUNS_KIND, split, revision=revision)
+    runs: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for run, qid, did, score in zip(table["run"], table["query-id"], table["corpus-id"], table["score"], strict=True):
+        runs[run][qid][did] = float(score)
+    return {name: {q: dict(docs) for q, docs in run.items()} for name, run in runs.items()}
+
+
+def render(scores: dict[str, dict[str, dict[str, float]]], subsets: list[str]) -> str:
+    """One table per measure: a row per released run, a column per collection, ours (published)."""
+    from complexir.cli.text_table import text_table
+    from complexir.tables import fmt_score
+
+    out = []
+    for label, key in MEASURES:
+        body = []
+        for run in sorted(scores):
+            cells = []
+            for subset in subsets:
+                value = scores[run].get(subset, {}).get(key)
+                ref = published(subset, run, key)
+                cell = "-" if value is None else fmt_score(value)
+                cells.append(cell + (f" ({ref:.3f})" if ref is not None else ""))
+            body.append([f"{SYSTEM_PREFIX}/{run}", *cells])
+        out.append(f"{label} (in brackets: the paper's value, where its text gives one)")
+        out.append(text_table(["system", *subsets], body))
+    return "\n".join(out)
+
+
+def run_release_runs(args: Any, tasks: list[Any]) -> int:
+    """Score every released run of ``tasks`` (CoverageBench retrieval tasks) as its own system."""
+    import mteb
+
+    from complexir.cli.run_cmd import check_no_other_data, write_unrounded_result
+    from complexir.results import per_query_path
+
+    tasks = [t for t in tasks if not getattr(t, "rerank", False) and hasattr(t, "coverage_per_query")]
+    if not tasks:
+        raise ValueError("--release-runs scores the released runs of CoverageBench's retrieval tasks: give "
+                         "--benchmark CoverageBench or its tasks")
+    output = Path(args.output)
+    splits = args.split or ["test"]
+    # system -> task -> hf_subset -> split -> rankings
+    by_run: dict[str, dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]]] = defaultdict(dict)
+    revisions: dict[str, str] = {}
+    for task in tasks:
+        for split in splits:
+            for run, results in read_release_runs(task, split).items():
+                by_run[run].setdefault(task.metadata.name, {}).setdefault("default", {})[split] = results
+                revisions.setdefault(run, release_revision(task))
+    if not by_run:
+        raise FileNotFoundError("no <subset>-runs config in the data read: build CoverageBench with this complexir "
+                                "(it keeps every released run) and pass --data-dir")
+    subset_of = {t.metadata.name: t.layout_subsets["default"] for t in tasks}
+    scores: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+    for run in sorted(by_run):
+        model = ReleasedRankings(f"{SYSTEM_PREFIX}/{run}", revisions[run], by_run[run])
+        meta = model.mteb_model_meta
+        for task in tasks:
+            name = task.metadata.name
+            if name not in by_run[run]:
+                continue
+            task.per_query_file = per_query_path(output, meta, name)
+            check_no_other_data(output, meta, task)
+            result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always")
+            task_result = result.task_results[0]
+            write_unrounded_result(output, meta, task_result)
+            entry = task_result.scores[splits[0]][0]
+            scores[run][subset_of[name]] = {key: entry[key] for _, key in MEASURES if key in entry}
+    subsets = [subset_of[t.metadata.name] for t in tasks]
+    for task in tasks:
+        print(f"data: {task.metadata.name}: {task.data_provenance().describe()}")
+    print(f"released runs as systems ({len(by_run)}; revision of the release: "
+          f"{', '.join(sorted(set(revisions.values())))}); results in {output.resolve()}")
+    print(render(scores, subsets))
+    return 0
