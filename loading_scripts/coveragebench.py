@@ -233,7 +233,7 @@ def _default_source(subset: str, languages: dict[str, str]) -> str:
 def _pin_hub_revision(source: CorpusSource) -> CorpusSource:
     """A Hub collection read at the commit its ``main`` is at now, so that the card names what was read. Offline
     (or without the Hub) the revision stays unnamed and the card says so."""
-    if source.kind != "hf" or source.revision:
+    if source.kind != "hf" or source.revision or Path(source.location).is_dir():  # pinned already, or a local copy
         return source
     try:
         from huggingface_hub import HfApi
