@@ -40,7 +40,8 @@ def write_release(root: Path, name: str = "rag", topics_as_array: bool = True) -
         (root / "topics" / f"{name}.json").write_text(json.dumps(TOPICS, indent=1))
     else:
         (root / "topics" / f"{name}.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TOPICS))
-    (root / "nuggets" / f"{name}_nuggets.tsv").write_text("2024-1 1 moon gravity\n2024-1 2 two bulges\n2024-2 1 a mite\n")
+    (root / "nuggets" / f"{name}_nuggets.tsv").write_text(
+        "2024-1 1 moon gravity\n2024-1 2 two bulges\n2024-2 1 a mite\n")
     (root / "qrels" / f"{name}.qrels").write_text(f"2024-1 1 {D1} 1\n2024-1 2 {D2} 1\n2024-1 2 {D3} 0\n"
                                                   f"2024-2 1 {D3} 1\n")
     (root / "runs" / f"{name}.bm25.run").write_text(f"2024-1 Q0 {D2} 1 3.0 bm25\n2024-1 Q0 {D1} 2 2.0 bm25\n"
@@ -165,7 +166,8 @@ def test_ragtime_reads_translated_files_by_default_and_native_on_request(tmp_pat
 
 def test_a_listed_subset_whose_files_are_missing_fails_naming_the_names_tried(tmp_path):
     release = write_release(tmp_path / "release", name="cast")
-    (release / "README.md").write_text("---\ndataset_info:\n- config_name: cast2020\n- config_name: neuclir_2024\n---\n")
+    (release / "README.md").write_text(
+        "---\ndataset_info:\n- config_name: cast2020\n- config_name: neuclir_2024\n---\n")
     docs = tmp_path / "docs.jsonl"
     docs.write_text(json.dumps({"id": D1, "text": "x"}) + "\n")
     given = {"cast2020": str(docs), "neuclir_2024": str(docs)}
@@ -184,7 +186,8 @@ def test_a_listed_subset_whose_files_are_missing_fails_naming_the_names_tried(tm
 def test_a_document_twice_with_different_text_names_the_file_both_lines_and_the_id(tmp_path, caplog):
     release = write_release(tmp_path / "release", name="cast", topics_as_array=False)
     docs = tmp_path / "docs.jsonl"
-    lines = [{"id": D1, "text": "one"}, {"id": D2, "text": "two"}, {"id": D3, "text": "three"}, {"id": D1, "text": "one"}]
+    lines = [{"id": D1, "text": "one"}, {"id": D2, "text": "two"}, {"id": D3, "text": "three"},
+             {"id": D1, "text": "one"}]
     docs.write_text("".join(json.dumps(r) + "\n" for r in lines))
     build_coveragebench(release, tmp_path / "out", docs={"cast2020": str(docs)}, progress=False)  # same text: kept
     assert f"document {D1!r} appears again with the same text" in caplog.text

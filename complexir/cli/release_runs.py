@@ -180,5 +180,8 @@ def run_release_runs(args: Any, tasks: list[Any]) -> int:
         print(f"data: {task.metadata.name}: {task.data_provenance().describe()}")
     print(f"released runs as systems ({len(by_run)}; revision of the release: "
           f"{', '.join(sorted(set(revisions.values())))}); results in {output.resolve()}")
+    if any(t.data_provenance().is_demo for t in tasks):
+        print("DEMO DATA: a few hand-written topics and one hand-written run to show the pipeline works. These are "
+              "NOT the paper's runs; build CoverageBench with `complexir build coveragebench` and pass --data-dir.")
     print(render(scores, subsets))
     return 0
