@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -135,11 +136,13 @@ def render(scores: dict[str, dict[str, dict[str, float]]], subsets: list[str]) -
     return "\n".join(out)
 
 
-def run_release_runs(args: Any, tasks: list[Any]) -> int:
-    """Score every released run of ``tasks`` (CoverageBench retrieval tasks) as its own system."""
+def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callable[[Path, Any, Any], None],
+                     write_result: Callable[[Path, Any, Any], Path]) -> int:
+    """Score every released run of ``tasks`` (CoverageBench retrieval tasks) as its own system; ``run``'s own
+    checks and result writer are passed in (``check_no_other_data``, ``write_result``), so results are filed as
+    a model's are."""
     import mteb
 
-    from complexir.cli.run_cmd import check_no_other_data, write_unrounded_result
     from complexir.results import per_query_path
 
     tasks = [t for t in tasks if not getattr(t, "rerank", False) and hasattr(t, "coverage_per_query")]
@@ -172,7 +175,7 @@ def run_release_runs(args: Any, tasks: list[Any]) -> int:
             check_no_other_data(output, meta, task)
             result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always")
             task_result = result.task_results[0]
-            write_unrounded_result(output, meta, task_result)
+            write_result(output, meta, task_result)
             entry = task_result.scores[splits[0]][0]
             scores[run][subset_of[name]] = {key: entry[key] for _, key in MEASURES if key in entry}
     subsets = [subset_of[t.metadata.name] for t in tasks]

@@ -212,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "release_runs", False):  # the release's own rankings are the systems: no model to load
         from complexir.cli.release_runs import run_release_runs
 
-        return run_release_runs(args, tasks)
+        return run_release_runs(args, tasks, check_no_other_data=check_no_other_data,
+                                write_result=write_unrounded_result)
 
     base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
                       backend=args.backend)
