@@ -77,13 +77,21 @@ def passage_parent(passage_id: str) -> str:
     return passage_id.rsplit(":", 1)[0]
 
 
-def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Passage run → document run: each document scores its best passage (``parents``: passage → document)."""
+def document_of(item: str, parents: dict[str, str], documents: set[str] | frozenset[str] = frozenset()) -> str:
+    """The document a ranked id stands for: a passage's parent, a document id (``documents``: a fixed run may rank
+    documents, and a document id may contain ``:``) itself, else the id before the last ``:``."""
+    return parents.get(item) or (item if item in documents else passage_parent(item))
+
+
+def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str],
+                  documents: set[str] | frozenset[str] = frozenset()) -> dict[str, dict[str, float]]:
+    """Passage run → document run: each document scores its best passage (``parents``: passage → document); an id
+    in ``documents`` is a document already and stands for itself."""
     out: dict[str, dict[str, float]] = {}
     for qid, passages in results.items():
         docs: dict[str, float] = {}
         for pid, score in passages.items():
-            doc = parents.get(pid) or passage_parent(pid)
+            doc = document_of(pid, parents, documents)
             if doc not in docs or score > docs[doc]:
                 docs[doc] = score
         out[qid] = docs
@@ -91,7 +99,7 @@ def maxp_collapse(results: dict[str, dict[str, float]], parents: dict[str, str])
 
 
 def maxp_exact_documents(passages: dict[str, float], parents: dict[str, str], depth: int,
-                         corpus_size: int) -> int | None:
+                         corpus_size: int, documents: set[str] | frozenset[str] = frozenset()) -> int | None:
     """How many of the top documents of one query's MaxP ranking are exact, given its top ``depth`` passages;
     None: all of them (the whole corpus was searched, or the search returned everything it had).
 
@@ -102,7 +110,7 @@ def maxp_exact_documents(passages: dict[str, float], parents: dict[str, str], de
     if depth >= corpus_size or len(passages) < depth:
         return None
     floor = min(passages.values())
-    return len({parents.get(p) or passage_parent(p) for p, s in passages.items() if s > floor})
+    return len({document_of(p, parents, documents) for p, s in passages.items() if s > floor})
 
 
 def top_documents(scores: dict[str, float], k: int) -> dict[str, float]:
@@ -175,7 +183,8 @@ class CRUMBSearch:
         if not self.maxp:
             return search(queries, top_k)
         parents = self.splits[hf_subset].get("parents", {})
-        n_documents = len(set(parents.values())) or self.corpus_size
+        documents = set(parents.values())  # a fixed run may rank documents rather than passages
+        n_documents = len(documents) or self.corpus_size
         wanted = min(top_k, n_documents)  # documents every query's ranking must hold exactly
         per_document = self.corpus_size / n_documents if n_documents else 1.0
         depth = min(self.corpus_size, max(top_k, math.ceil(MAXP_FIRST_DEPTH_FACTOR * wanted * per_document)))
@@ -184,7 +193,7 @@ class CRUMBSearch:
         while True:
             short = {}
             for qid in pending:
-                exact = maxp_exact_documents(results.get(qid, {}), parents, depth, self.corpus_size)
+                exact = maxp_exact_documents(results.get(qid, {}), parents, depth, self.corpus_size, documents)
                 if exact is not None and exact < wanted:
                     short[qid] = exact
             if not short:
@@ -199,7 +208,7 @@ class CRUMBSearch:
             self.search_model.index(**self._indexed)
             results.update(search(queries.select([i for i, q in enumerate(queries["id"]) if q in short]), depth))
         self.passage_depths[(hf_subset, hf_split)] = depth
-        return {qid: top_documents(docs, top_k) for qid, docs in maxp_collapse(results, parents).items()}
+        return {qid: top_documents(docs, top_k) for qid, docs in maxp_collapse(results, parents, documents).items()}
 
 
 class CRUMBTask(LayoutRetrievalTask):
@@ -289,6 +298,13 @@ class CRUMBTask(LayoutRetrievalTask):
     def zero_score_queries(self, hf_subset: str, split: str) -> list[str]:
         """The judged queries without a positive of the subset that scores this task (``<task>_full`` for MaxP)."""
         return self._zero_score_queries.get(self.qrels_subset, {}).get(split, [])
+
+    def run_ids(self, hf_subset: str, split: str) -> tuple[set[str], set[str]]:
+        """A fixed run may name the binary qrels' queries too and, for MaxP, documents as well as passages."""
+        queries, documents = super().run_ids(hf_subset, split)
+        extra = self._extra.get(hf_subset, {}).get(split, {})
+        queries |= set(extra.get("binary_qrels", {})) | set(extra.get("binary_zero", []))
+        return queries, documents | set(extra.get("parents", {}).values())
 
     def search_model(self, model: Any, split: str) -> Any:
         """The model wrapped to carry the split's instruction as its query prompt and, for MaxP, to collapse."""

@@ -41,6 +41,7 @@ from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_ru
 from complexir.mteb_internals import card_dataset_loader
 from complexir.provenance import DataProvenance
 from complexir.results import write_per_query
+from complexir.runs import ExpectsTaskIds
 
 from .descriptive_stats import write_task_statistics
 
@@ -254,12 +255,18 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         """MTEB's evaluation of ``split`` (through :meth:`search_model`), then per subset the judged queries
         without a relevant document counted in with score 0 (:meth:`count_judged_queries`) and the scores about
         the model itself (:meth:`model_scores`); the per-query scores go to ``per_query_file`` when it is set."""
+        fixed = isinstance(model, ExpectsTaskIds)  # fixed runs: told the ids a run may name, before MTEB filters
+        for hf_subset in (subsets_to_run or list(self.dataset)) if fixed else ():
+            queries, documents = self.run_ids(hf_subset, split)
+            model.expect_ids(self.metadata.name, hf_subset, split, queries=queries, documents=documents)
         scores = super().evaluate(self.search_model(model, split), split, subsets_to_run,
                                   encode_kwargs=encode_kwargs, **kwargs)
         out: dict[str, dict[str, Any]] = {}
         for hf_subset, subset_scores in scores.items():
             subset_scores = self.count_judged_queries(dict(subset_scores), hf_subset, split)
             subset_scores.update(self.model_scores(model, hf_subset, split, encode_kwargs))
+            if fixed:  # how many queries the run does not rank (they score 0)
+                subset_scores.update(model.run_scores(self.metadata.name, hf_subset, split))
             main = self.metadata.main_score
             if main not in subset_scores:  # a task that drops a score it cannot compute exactly must say why
                 raise RuntimeError(f"{self.metadata.name} ({hf_subset}, {split}): no main score {main!r}; scores "
@@ -274,6 +281,14 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     def search_model(self, model: Any, split: str) -> Any:
         """The model MTEB evaluates ``split`` with; a task that searches its own way wraps it here."""
         return model
+
+    def run_ids(self, hf_subset: str, split: str) -> tuple[set[str], set[str]]:
+        """The ids a fixed run of this subset and split may name (its data loaded, before MTEB drops the queries
+        without a positive): its queries, judged ones without a positive included, and the document ids it may name
+        besides the corpus's (none here)."""
+        data = self.dataset[hf_subset][split]
+        queries = set(data["queries"]["id"]) | set(data["relevant_docs"])
+        return queries | set(self.zero_score_queries(hf_subset, split)), set()
 
     def model_scores(self, model: Any, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
         """Scores about the model rather than the ranking (how much of the documents it read); none by default."""

@@ -104,7 +104,7 @@ def test_foundation_never_imports_the_face() -> None:
     foundation = ["complexir.benchmarks", "complexir.data_source", "complexir.schema", "complexir.integrity",
                   "complexir.card", "complexir.writer", "complexir.reader", "complexir.validation", "complexir.trec_io",
                   "complexir.errors", "complexir.upstream", "complexir.models", "complexir.results",
-                  "complexir.long_docs", MTEB_INTERNALS]
+                  "complexir.long_docs", "complexir.runs", "complexir.fusion", MTEB_INTERNALS]
     for name in foundation:
         if name not in modules:
             continue

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from complexir.cli import runs_options
 from complexir.cli.engine_options import add_engine_arguments, build_search
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
@@ -66,6 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
     add_engine_arguments(parser)
+    runs_options.add_runs_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -207,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
 
     source = resolve_source(args.data_dir)
     splits = args.split or ["test"]
-    tasks = select_tasks(args.benchmark, args.task, source, splits)
+    tasks = select_tasks(args.benchmark, runs_options.runs_task_names(args), source, splits)
     logger.info("running %d task(s) from %s", len(tasks), source)
     if getattr(args, "release_runs", False):  # the release's own rankings are the systems: no model to load
         from complexir.cli.release_runs import run_release_runs
@@ -215,10 +217,14 @@ def run(args: argparse.Namespace) -> int:
         return run_release_runs(args, tasks, check_no_other_data=check_no_other_data,
                                 write_result=write_unrounded_result)
 
-    base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
-                      backend=args.backend)
-    counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
-    setup = build_search(args, counter, long_docs=args.long_docs != "none")
+    setup: Any
+    if args.runs:  # fixed rankings as the system: no model, no encoding
+        setup = counter = runs_options.fixed_runs_setup(args, tasks)
+    else:
+        base = load_model(args.model, max_seq_length=args.max_seq_length, model_name=args.model_name,
+                          backend=args.backend)
+        counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
+        setup = build_search(args, counter, long_docs=args.long_docs != "none")
     model: Any = setup.model
     for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
         task.corpus_from_shards = setup.streams_corpus
@@ -231,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
 
     BENCHMARK_OF = benchmark_of()  # noqa: N806
     output = Path(args.output)
+    model, saved_runs = runs_options.save_runs_writer(args, model, tasks, output)  # --save-runs
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
     def docs_per_second(task: str) -> float | None:
@@ -253,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
                     check_no_other_data(output, meta, task)
                 result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
                                        encode_kwargs={"batch_size": args.batch_size})
+            except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
+                raise
             except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
                 logger.error("%s failed: %s", name, one_line_reason(error))
                 logger.debug("%s: traceback", name, exc_info=True)
@@ -263,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
+        runs_options.close_save_runs(saved_runs)
     for task, task_result in results:
         for split, entries in task_result.scores.items():
             for scores in entries:
@@ -281,6 +291,7 @@ def run(args: argparse.Namespace) -> int:
     if demo:
         print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
               f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
+    runs_options.print_runs_summary(setup)
     print(render_table(rows))
     failed = [r["task"] for r in rows if r.get("failed")]
     if failed:

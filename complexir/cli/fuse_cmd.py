@@ -1,0 +1,102 @@
+"""``complexir fuse``: fuse the rankings of several systems (runs folders, or TREC run files) into one runs folder
+that ``complexir run --runs`` scores. Methods and their exact definitions: ``complexir.fusion``."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fuse", help="fuse runs folders (or TREC run files) by RRF, CombSUM or CombMNZ into a runs folder")
+    parser.add_argument("runs", nargs="+", metavar="RUNS",
+                        help="runs folders (as complexir run --save-runs writes them), or TREC run files; two or more")
+    parser.add_argument("--method", choices=("rrf", "combsum", "combmnz"), required=True,
+                        help="rrf: reciprocal rank fusion; combsum / combmnz: after min-max normalisation per query")
+    parser.add_argument("--k", type=int, default=60, help="RRF's k: a document scores 1/(k + rank) (default: 60)")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="the runs folder to write (a TREC file when the inputs are TREC files)")
+    parser.add_argument("--name", default=None,
+                        help="the system name written in the runs (default: fusion/<method>, e.g. fusion/rrf-k60)")
+    parser.add_argument("--depth", type=positive_int, default=None,
+                        help="documents kept per query (default: every document any input ranks)")
+    parser.set_defaults(func=fuse)
+
+
+def fuse(args: argparse.Namespace) -> int:
+    from complexir.fusion import fuse as fuse_runs
+    from complexir.runs import RunsError, RunsFolder, RunsFolderWriter, read_run_file, write_run_file
+
+    if len(args.runs) < 2:
+        raise ValueError("complexir fuse needs two or more runs")
+    if args.method == "rrf" and args.k < 0:
+        raise ValueError(f"--k must be at least 0, got {args.k}")
+    inputs = [Path(p).expanduser() for p in args.runs]
+    out = Path(args.out).expanduser()
+    for path in inputs:
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such runs folder or run file")
+        if path.resolve() == out.resolve():
+            raise ValueError(f"--out {out} is one of the runs fused")
+    name = args.name or (f"fusion/rrf-k{args.k}" if args.method == "rrf" else f"fusion/{args.method}")
+    method = f"{args.method} (k={args.k})" if args.method == "rrf" else f"{args.method} (min-max)"
+
+    if all(p.is_file() for p in inputs):  # TREC files in, one TREC file out
+        runs = [read_run_file(p) for p in inputs]
+        fused = fuse_runs(runs, args.method, args.k)
+        write_run_file(out, fused, name, args.depth)
+        print(f"fused {len(inputs)} run files by {method} into {out.resolve()} ({len(fused)} queries)")
+        return 0
+    if not all(p.is_dir() for p in inputs):
+        raise ValueError("complexir fuse takes runs folders or TREC files, not both")
+
+    folders = [RunsFolder(p) for p in inputs]
+    entries = folders[0].entries()
+    for folder in folders[1:]:  # every input ranks the same tasks, subsets and splits
+        for entry in set(entries) ^ set(folder.entries()):
+            lacking = folder if entry not in folder.entries() else folders[0]
+            raise RunsError(f"{lacking.path_of(*entry)}: no run for task {entry[0]} (subset {entry[1]}, split "
+                            f"{entry[2]}), which {'the first' if lacking is folder else 'another'} runs folder has")
+    digest = hashlib.sha256(f"{method} {args.depth}".encode())
+    for folder in folders:
+        digest.update(folder.digest.encode())
+    writer = RunsFolderWriter(out, name, f"fusion-{digest.hexdigest()[:16]}", args.depth)
+    for task in folders[0].tasks():
+        _same_data(folders, task)
+    for entry in entries:
+        runs = [folder.run(*entry) for folder in folders]
+        fused = fuse_runs(runs, args.method, args.k)
+        writer.write(*entry, fused, data=_same_data(folders, entry[0]),
+                     depth=min(args.depth or math.inf, _deepest([fused])))
+    writer.close()
+    print(f"fused {len(folders)} runs folders by {method} into {out.resolve()}: {len(entries)} run file(s), "
+          f"system {name}")
+    return 0
+
+
+def _deepest(runs: list[dict[str, dict[str, float]]]) -> int:
+    return max((len(docs) for run in runs for docs in run.values()), default=0) or 1
+
+
+def _same_data(folders: list, task: str) -> dict | None:
+    """The data the inputs ranked for ``task``, which must be the same data (as their runs.json record it)."""
+    from complexir.runs import RunsError
+
+    known = {(f.path, f.data(task)["revision"]) for f in folders if f.data(task)}
+    if len({revision for _, revision in known}) > 1:
+        described = ", ".join(f"{path}: {revision}" for path, revision in sorted(known, key=str))
+        raise RunsError(f"{task}: the runs ranked different data ({described}); fuse runs of the same data")
+    return next((f.data(task) for f in folders if f.data(task)), None)

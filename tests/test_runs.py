@@ -1,0 +1,288 @@
+"""Runs in and out: `complexir run --save-runs` then `--runs` of that folder scores every demo task identically; a
+hand-written TREC run scores what the official crumb_eval recipe gives; bad runs are refused naming file and line;
+the runs folder's files read back exactly."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import ir_measures
+import mteb
+import pytest
+from crumb_oracle_fixture import COLON_TITLES, TASK, write_release
+from run_output import MODEL_DIR, table_rows
+
+from complexir.benchmarks import CRUMB
+from complexir.cli.main import main
+from complexir.metrics import parse_measure
+from complexir.runs import (
+    FixedRunsSearch,
+    RunsError,
+    RunsFolder,
+    RunsFolderWriter,
+    decode_id,
+    read_run_file,
+    write_run_file,
+)
+from complexir.trec_io import TrecFormatError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"  # the CRUMB demo, in the release format
+# MTEB key → ir_measures measure: crumb_eval's default measures
+OFFICIAL = {parse_measure(m).mteb_key: m for m in CRUMB.official_measures}
+# scores about the model rather than the ranking: a fixed run has none (LoCoV1's share of tokens read)
+MODEL_KEYS = ("doc_token", "docs_truncated", "query_token", "queries_truncated", "model_tokens")
+
+
+def result_files(output: Path) -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in (output / "results").rglob("*.json")
+            if p.name != "model_meta.json"}
+
+
+# -- round trip: --save-runs, then --runs --------------------------------------------------------------------------
+def test_save_runs_then_runs_scores_every_demo_task_identically(tmp_path, capsys):
+    first, second = tmp_path / "model", tmp_path / "fixed"
+    assert main(["run", "--save-runs", "--output", str(first)]) == 0
+    out = capsys.readouterr().out
+    folder = first / "runs" / MODEL_DIR  # beside results/ and per_query/, under the model's name and revision
+    assert f"run file(s) in {folder.resolve()} (depth 1000)" in out
+    manifest = json.loads((folder / "runs.json").read_text())
+    assert manifest["format"] == "complexir-runs/1" and manifest["depth"] == 1000
+    assert manifest["system"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert manifest["revision"] == MODEL_DIR.split("/")[1]
+    ran = result_files(first)
+    assert sorted(manifest["tasks"]) == sorted(ran)
+    for name, result in ran.items():
+        assert manifest["tasks"][name]["data"]["revision"] == result["dataset_revision"]
+        for entry in result["scores"]["test"]:  # every subset and split has its run file
+            assert (folder / name / entry["hf_subset"] / "test.trec").is_file()
+    # MaxP: the passages the model's search returned, as the task collapsed them
+    clinical = read_run_file(folder / "CRUMBClinicalTrial" / "default" / "test.trec")
+    assert all(":" in doc for docs in clinical.values() for doc in docs)
+
+    assert main(["run", "--runs", str(folder), "--model-name", "tests/fixed-runs", "--output", str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "model: tests/fixed-runs (revision 8b3219a92973c328a8e22fadcfa821b5dc75636a)" in out
+    assert f"system: fixed runs {folder} (made by sentence-transformers/all-MiniLM-L6-v2, " in out
+    assert "not in run: none (every query searched is ranked)" in out
+    assert {row[1] for row in table_rows(out)} == set(ran)
+    again = result_files(second)
+    assert sorted(again) == sorted(ran)
+    for name, result in ran.items():
+        assert again[name]["dataset_revision"] == result["dataset_revision"]
+        for entry, other in zip(result["scores"]["test"], again[name]["scores"]["test"], strict=True):
+            assert entry["hf_subset"] == other["hf_subset"]
+            numeric = {k for k, v in entry.items() if isinstance(v, (int, float)) and not k.startswith(MODEL_KEYS)}
+            assert numeric and numeric <= set(other), (name, numeric - set(other))
+            for key in numeric:
+                assert other[key] == pytest.approx(entry[key], abs=1e-9, nan_ok=True), (name, key)
+            assert other["queries_not_in_run"] == 0
+    # per-query scores too (significance tests read them), and the run files named where the result is filed
+    for per_query in (second / "per_query").rglob("*.json"):
+        payload = json.loads(per_query.read_text())
+        original = json.loads(next((first / "per_query").rglob(per_query.name)).read_text())
+        for subset, splits in original["scores"].items():
+            for key, values in splits["test"].items():
+                assert payload["scores"][subset]["test"][key] == pytest.approx(values, abs=1e-9), key
+    meta = json.loads(next((second / "results").rglob("model_meta.json")).read_text())
+    provenance = meta["loader_kwargs"]["fixed_runs"]
+    assert provenance["runs"] == str(folder.resolve()) and len(provenance["sha256"]) == 64
+    assert "CRUMBClinicalTrial/default/test" in provenance["files"]
+    # `complexir report` reads it as any model's results
+    assert main(["report", str(second), "--out", str(tmp_path / "report"), "--allow-demo"]) == 0
+
+
+# -- the official recipe on a hand-written run --------------------------------------------------------------------
+def official_qrels(folder: str, split: str = "test") -> dict[str, dict[str, int]]:
+    """crumb_eval's qrels of a MaxP task: the release's full_document_qrels, labels cast with int()."""
+    sub = {"test": "eval", "validation": "val"}[split]
+    out: dict[str, dict[str, int]] = {}
+    for line in (FIXTURE / folder / sub / "query_labels.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        out[row["query_id"]] = {e["id"]: int(e["label"]) for e in row["full_document_qrels"]}
+    return out
+
+
+def crumb_eval_recipe(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    """What crumb_eval computes for a MaxP task given a run of documents (ids without ':', so its first-':' MaxP
+    keeps them as they are): ir_measures' means of its default measures over the judged queries (a query missing
+    from the run scores 0); clinical_trial has no binary qrels, so P, R and RR use the same qrels."""
+    measures = {key: ir_measures.parse_measure(m) for key, m in OFFICIAL.items()}
+    means = ir_measures.calc_aggregate(list(measures.values()), qrels, run)
+    return {key: means[m] for key, m in measures.items()}
+
+
+HAND_RUN = """\
+trec-20211 Q0 NCT00003466 1 9.5 hand
+trec-20211 Q0 NCT01119599 2 9.25 hand
+trec-20211 Q0 NCT00002569 3 2.25 hand
+trec-20211 Q0 NCT02423343 4 -1 hand
+trec-20212 Q0 NCT02423343 1 0.8 hand
+trec-20212 Q0 NCT00002569 2 0.7 hand
+trec-20212 Q0 NCT01119599 3 0.1 hand
+"""  # documents, not passages; trec-20213 is not ranked (it scores 0)
+
+
+def test_hand_written_document_run_scores_the_official_recipe(tmp_path, capsys):
+    run_file = tmp_path / "hand.trec"
+    run_file.write_text(HAND_RUN)
+    assert main(["run", "--runs", str(run_file), "--task", "CRUMBClinicalTrial", "--model-name", "tests/hand",
+                 "--output", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "not in run: CRUMBClinicalTrial default test: 1 of 3 queries (scored 0, as trec_eval -c)" in out
+    scores = result_files(tmp_path / "out")["CRUMBClinicalTrial"]["scores"]["test"][0]
+    expected = crumb_eval_recipe(read_run_file(run_file), official_qrels("clinical_trial"))
+    assert 0 < expected["ndcg_at_10"] < 1
+    for key, value in expected.items():
+        assert scores[key] == pytest.approx(value, abs=1e-12), key
+    assert scores["queries_not_in_run"] == 1 and scores["judged_queries"] == 3
+    # the same ranking given as passages (each document's best passage) is collapsed by MaxP to the same numbers
+    passages = tmp_path / "passages.trec"
+    as_passages = [line.split() for line in HAND_RUN.splitlines()]
+    passages.write_text("".join(f"{q} Q0 {doc}:0 {rank} {score} hand\n" for q, _, doc, rank, score, _ in as_passages))
+    assert main(["run", "--runs", str(passages), "--task", "CRUMBClinicalTrial", "--model-name", "tests/passages",
+                 "--output", str(tmp_path / "out2")]) == 0
+    again = result_files(tmp_path / "out2")["CRUMBClinicalTrial"]["scores"]["test"][0]
+    assert {k: again[k] for k in expected} == {k: scores[k] for k in expected}
+
+
+def test_tied_scores_rank_as_trec_eval(tmp_path):
+    """On tied scores documents rank by id descending, as trec_eval ranks them (and as crumb_eval's nDCG, P, R and
+    uncut RR, through pytrec_eval). crumb_eval's RR@10 alone comes from ir_measures' msmarco provider, which breaks
+    ties by id ascending: on a tie at the first relevant document, that one measure differs (docs/runs.md)."""
+    tied = HAND_RUN.replace("NCT01119599 2 9.25", "NCT01119599 2 9.5")  # tied with NCT00003466 (relevant)
+    run_file = tmp_path / "tied.trec"
+    run_file.write_text(tied)
+    assert main(["run", "--runs", str(run_file), "--task", "CRUMBClinicalTrial", "--model-name", "tests/tied",
+                 "--output", str(tmp_path / "out")]) == 0
+    scores = result_files(tmp_path / "out")["CRUMBClinicalTrial"]["scores"]["test"][0]
+    run, qrels = read_run_file(run_file), official_qrels("clinical_trial")
+    crumb_eval = crumb_eval_recipe(run, qrels)
+    # the ranking trec_eval reads from the tied run, as tie-free scores
+    order = {q: sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True) for q, docs in run.items()}
+    trec_order = crumb_eval_recipe({q: {d: float(len(o) - i) for i, (d, _) in enumerate(o)}
+                                    for q, o in order.items()}, qrels)
+    for key in OFFICIAL:
+        assert scores[key] == pytest.approx(trec_order[key], abs=1e-12), key
+        if key != "mrr_at_10":
+            assert scores[key] == pytest.approx(crumb_eval[key], abs=1e-12), key
+    assert crumb_eval["mrr_at_10"] == pytest.approx((1 + 1 / 3) / 3)  # NCT00003466 first: ties by id ascending
+    assert scores["mrr_at_10"] == pytest.approx((1 / 2 + 1 / 3) / 3)  # NCT01119599 first: ties by id descending
+
+
+def test_document_ids_with_colons_stand_for_themselves(tmp_path):
+    """tip_of_the_tongue's documents are film titles with ':' in them: a run of documents is scored as it is (no
+    split at a ':'), against the reference (ir_measures on the same ranking)."""
+    from complexir.loading_scripts.crumb import build_crumb
+    from complexir.tasks import TASKS_BY_NAME
+
+    write_release(tmp_path / "release")
+    build_crumb(tmp_path / "release", tmp_path / "data" / "crumb", subsets=[TASK], progress=False)
+    rows = [json.loads(line) for line in (tmp_path / "release" / TASK / "eval" / "query_labels.jsonl").read_text()
+            .splitlines()]
+    qrels = {r["query_id"]: {e["id"]: int(e["label"]) for e in r["full_document_qrels"]} for r in rows}
+    run = {"tot-0": {title: 10.0 - i for i, title in enumerate(reversed(COLON_TITLES))},
+           "tot-1": {"Batman: Under the Red Hood": 1.0, "Batman: Mask of the Phantasm": 0.5, "Film 03": 0.5}}
+    folder = tmp_path / "runs"
+    writer = RunsFolderWriter(folder, "tests/colons", None, None)
+    writer.write("CRUMBTipOfTheTongue", "default", "test", run)
+    writer.close()
+    task = TASKS_BY_NAME["CRUMBTipOfTheTongue"]()
+    task.data_dir = tmp_path / "data"
+    search = FixedRunsSearch(RunsFolder(folder), "tests/colons")
+    result = mteb.evaluate(search, [task], overwrite_strategy="always", cache=None).task_results[0]
+    scores = result.scores["test"][0]
+    expected = crumb_eval_recipe(run, qrels)
+    assert expected["ndcg_at_10"] > 0
+    for key, value in expected.items():
+        assert scores[key] == pytest.approx(value, abs=1e-12), key
+    assert scores["queries_not_in_run"] == 3  # of the 5 queries with a positive (tot-2 has none), 2 are ranked
+
+
+# -- refused, naming the file and the line -------------------------------------------------------------------------
+def _run_one(tmp_path: Path, text: str, capsys, caplog, task: str = "CRUMBClinicalTrial") -> tuple[int, str]:
+    run_file = tmp_path / "bad.trec"
+    run_file.write_text(text)
+    code = main(["run", "--runs", str(run_file), "--task", task, "--model-name", "tests/bad",
+                 "--output", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err + caplog.text
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("nope Q0 NCT00003466 1 1.0 x", "bad.trec:2: query 'nope' is not a query of CRUMBClinicalTrial (default, test)"),
+    ("trec-20211 Q0 NCT99 1 1.0 x", "bad.trec:2: document 'NCT99' (query 'trec-20211') is not in the corpus of "
+                                    "CRUMBClinicalTrial"),
+    ("trec-20211 Q0 NCT00002569 1 nan x", "bad.trec:2: score 'nan' is not finite"),
+    ("trec-20212 Q0 NCT00003466 1 1.0", "bad.trec:2: expected 6 whitespace-separated fields"),
+    ("trec-20212 Q0 NCT02423343 1 1.0 x", "bad.trec:2: query 'trec-20212', document 'NCT02423343' is listed twice"),
+])
+def test_bad_run_is_refused_naming_file_and_line(tmp_path, capsys, caplog, line, message):
+    first = "trec-20212 Q0 NCT02423343 1 2.0 x\n"
+    code, text = _run_one(tmp_path, first + line + "\n", capsys, caplog)
+    assert code != 0
+    assert message in text, text
+    assert not (tmp_path / "out" / "results").exists() or not list((tmp_path / "out" / "results").rglob(
+        "CRUMBClinicalTrial.json"))
+
+
+def test_runs_folder_missing_a_task_is_refused(tmp_path, capsys):
+    folder = tmp_path / "runs"
+    write_run_file(folder / "CRUMBLegalQA" / "default" / "test.trec", {"q": {"d": 1.0}}, "x")
+    code = main(["run", "--runs", str(folder), "--task", "CRUMBClinicalTrial", "--model-name", "tests/x",
+                 "--output", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'CRUMBClinicalTrial' / 'default' / 'test.trec'}: no run for task CRUMBClinicalTrial" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_one_file_needs_one_task_and_runs_need_a_name(tmp_path, capsys):
+    run_file = tmp_path / "one.trec"
+    run_file.write_text(HAND_RUN)
+    assert main(["run", "--runs", str(run_file), "--benchmark", "CRUMB", "--model-name", "tests/x",
+                 "--output", str(tmp_path / "out")]) == 2
+    assert "one TREC file scores exactly one task, subset and split" in capsys.readouterr().err
+    assert main(["run", "--runs", str(run_file), "--task", "CRUMBClinicalTrial", "--output", str(tmp_path)]) == 2
+    assert "--runs needs --model-name NAME" in capsys.readouterr().err
+
+
+# -- the files ------------------------------------------------------------------------------------------------------
+def test_run_files_read_back_exactly(tmp_path):
+    results = {"q2": {"a": 0.1 + 0.2, "b": 1e-300, "c": -3.5}, "q1": {"z": 1 / 3, "y": 1 / 3}}
+    path = write_run_file(tmp_path / "r" / "run.trec", results, "my system")
+    assert read_run_file(path) == results  # repr round-trips every float
+    lines = path.read_text().splitlines()
+    # queries in id order, best first, ties by id descending (trec_eval), ranks from 1, the tag without spaces
+    assert lines[:2] == [f"q1 Q0 z 1 {1 / 3!r} my_system", f"q1 Q0 y 2 {1 / 3!r} my_system"]
+    assert write_run_file(tmp_path / "d.trec", results, "x", depth=1).read_text().count("\n") == 2
+    # ids with white space (CRUMB's film titles) percent-encoded, and decoded where a run is scored
+    spaced = write_run_file(tmp_path / "spaced.trec", {"q 1": {"Alien: 50% Covenant": 1.0, "50%": 0.5}}, "x")
+    assert spaced.read_text().splitlines() == ["q%201 Q0 Alien:%2050%25%20Covenant 1 1.0 x", "q%201 Q0 50% 2 0.5 x"]
+    assert decode_id("Alien:%2050%25%20Covenant", {"Alien: 50% Covenant"}) == "Alien: 50% Covenant"
+    assert decode_id("50%", {"50%"}) == "50%" and decode_id("a%20b", {"a b", "a%20b"}) == "a%20b"
+    with pytest.raises(RunsError, match="empty id"):
+        write_run_file(tmp_path / "bad.trec", {"q": {"": 1.0}}, "x")
+    with pytest.raises(RunsError, match="not finite"):
+        write_run_file(tmp_path / "bad.trec", {"q": {"a": math.inf}}, "x")
+    assert not (tmp_path / "bad.trec").exists()
+
+
+def test_hand_made_folder_is_named_by_its_digest(tmp_path):
+    folder = tmp_path / "runs"
+    write_run_file(folder / "T" / "default" / "test.trec", {"q": {"d": 1.0}}, "x")
+    runs = RunsFolder(folder)
+    assert runs.system is None and runs.revision == f"runs-{runs.digest[:16]}"
+    assert runs.tasks() == ["T"] and runs.run("T", "default", "test") == {"q": {"d": 1.0}}
+    assert runs.run("T", "default", "validation") is None
+    write_run_file(folder / "T" / "default" / "test.trec", {"q": {"d": 2.0}}, "x")
+    assert RunsFolder(folder).revision != runs.revision  # other rankings, another revision
+    writer = RunsFolderWriter(folder, "org/a", "1", 10)
+    writer.write("T", "default", "test", {"q": {"d": 1.0}})
+    writer.close()
+    with pytest.raises(RunsError, match="holds runs of org/a"):
+        RunsFolderWriter(folder, "org/b", "1", 10)
+    with pytest.raises(TrecFormatError, match="the run is empty"):
+        (folder / "T" / "default" / "test.trec").write_text("")
+        RunsFolder(folder).run("T", "default", "test")
