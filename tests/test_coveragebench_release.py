@@ -242,6 +242,10 @@ def test_release_runs_equal_ir_measures_and_pyndeval(demo_dir, tmp_path, capsys)
                  "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "release/bm25" in out and "α-nDCG@20" in out and "StRecall@20" in out and "cast2020" in out
+    from complexir.runs import RunsFolder  # each run also left as a runs folder that --runs scores
+
+    folder = RunsFolder(tmp_path / "release-runs" / "bm25")
+    assert folder.system == "release/bm25" and folder.tasks() == ["CoverageBenchCAsT2020", "CoverageBenchCRUXDUC04"]
 
     for subset, task_name, threshold in (("cast2020", "CoverageBenchCAsT2020", 1),
                                          ("crux_duc04", "CoverageBenchCRUXDUC04", 3)):

@@ -2,11 +2,12 @@
 
 CoverageBench releases six rankings per collection (BM25 and Qwen3-8B, alone and reranked by Rank1-7B and
 Qwen3-Reranker-8B); the build keeps every one, as released, in the ``<subset>-runs`` config (``run``, ``query-id``,
-``corpus-id``, ``rank``, ``score``). Here each run becomes a system named ``release/<run name>``: its rankings go
-through ``mteb.evaluate`` and the task's own scoring (the coverage measures from the nuggets, nDCG@20 from the
-qrels, the zero-score topics, per-query files), its results are filed like any model's under ``--output`` with the
-release's revision as the model revision, and one table per measure shows every run on every collection, with the
-values the paper's text gives beside ours.
+``corpus-id``, ``rank``, ``score``). Here each run becomes a system named ``release/<run name>``: its rankings
+are written as a runs folder (``complexir.runs``' layout, under ``--output``/release-runs) and scored through
+``complexir.runs.FixedRunsSearch``, ``mteb.evaluate`` and the task's own scoring (the coverage measures from the
+nuggets, nDCG@20 from the qrels, the zero-score topics, per-query files); its results are filed like any model's
+under ``--output`` with the release's revision as the model revision, and one table per measure shows every run on
+every collection, with the values the paper's text gives beside ours.
 
 A run's documents are scored as released, also those the built corpus lacks (a document no collection source
 holds is judged or not by the qrels alone, as trec_eval and ndeval read a run). Topics a run does not rank score 0.
@@ -54,37 +55,19 @@ def published(subset: str, run: str, key: str) -> float | None:
     return PUBLISHED.get((subset, first, reranker, key)) if first else None
 
 
-class ReleasedRankings:
-    """An mteb search model that returns one released run's rankings (``results[task][hf_subset][split]``)."""
+def released_search(folder: Path, name: str) -> Any:
+    """``complexir.runs.FixedRunsSearch`` over one released run's runs folder, filed under ``name``, that also
+    accepts the documents the release ranks but the built corpus lacks (the release is the authority on its
+    own runs; such a document counts as judged or not by the qrels alone, as trec_eval and ndeval read a run)."""
+    from complexir.runs import FixedRunsSearch, RunsFolder
 
-    def __init__(self, name: str, revision: str, results: dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]]):
-        from mteb.models.model_meta import ModelMeta
+    class ReleasedRunSearch(FixedRunsSearch):
+        def expect_ids(self, task: str, hf_subset: str, split: str, *, queries: Any, documents: Any = ()) -> None:
+            run = self.folder.run(task, hf_subset, split) or {}
+            ranked = {d for docs in run.values() for d in docs}
+            super().expect_ids(task, hf_subset, split, queries=queries, documents=set(documents) | ranked)
 
-        self.results = results
-        self._meta = ModelMeta(
-            loader=None, name=name, revision=revision, release_date=None, languages=None, n_parameters=None,
-            memory_usage_mb=None, max_tokens=None, embed_dim=None, license=None, open_weights=None,
-            public_training_code=None, public_training_data=None, framework=[], similarity_fn_name=None,
-            use_instructions=None, training_datasets=None,
-        )
-
-    @property
-    def mteb_model_meta(self) -> Any:
-        return self._meta
-
-    def index(self, corpus: Any, **kwargs: Any) -> None:  # the rankings are fixed: nothing to index
-        return None
-
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
-        run = self.results.get(task_metadata.name, {}).get(hf_subset, {}).get(hf_split)
-        if run is None:
-            raise ValueError(f"{self._meta.name}: the release has no run for {task_metadata.name} "
-                             f"({hf_subset}/{hf_split})")
-        from complexir.metrics import rank_run
-
-        ranked = rank_run(run, depth=top_k)  # trec_eval's order, cut where the task stops reading
-        return {qid: {d: run[qid][d] for d in ranked.get(qid, [])} for qid in queries["id"]}
+    return ReleasedRunSearch(RunsFolder(folder), name)
 
 
 def release_revision(task: Any) -> str:
@@ -151,33 +134,43 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
                          "--benchmark CoverageBench or its tasks")
     output = Path(args.output)
     splits = args.split or ["test"]
-    # system -> task -> hf_subset -> split -> rankings
-    by_run: dict[str, dict[str, dict[str, dict[str, dict[str, dict[str, float]]]]]] = defaultdict(dict)
+    # run name -> (task, split) -> rankings; and the release revision each came from
+    by_run: dict[str, dict[tuple[str, str], dict[str, dict[str, float]]]] = defaultdict(dict)
     revisions: dict[str, str] = {}
     for task in tasks:
         for split in splits:
             for run, results in read_release_runs(task, split).items():
-                by_run[run].setdefault(task.metadata.name, {}).setdefault("default", {})[split] = results
+                by_run[run][(task.metadata.name, split)] = results
                 revisions.setdefault(run, release_revision(task))
     if not by_run:
         raise FileNotFoundError("no <subset>-runs config in the data read: build CoverageBench with this complexir "
                                 "(it keeps every released run) and pass --data-dir")
+    from complexir.runs import RunsFolderWriter
+
     subset_of = {t.metadata.name: t.layout_subsets["default"] for t in tasks}
     scores: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
     for run in sorted(by_run):
-        model = ReleasedRankings(f"{SYSTEM_PREFIX}/{run}", revisions[run], by_run[run])
+        name = f"{SYSTEM_PREFIX}/{run}"
+        # the run as a runs folder beside the results (complexir.runs' layout): what --runs would score too
+        folder = output / "release-runs" / run.replace("/", "__")
+        writer = RunsFolderWriter(folder, name, revisions[run], depth=None)
+        for (task_name, split), results in by_run[run].items():
+            task = next(t for t in tasks if t.metadata.name == task_name)
+            writer.write(task_name, "default", split, results, data=task.data_provenance().as_dict())
+        writer.close()
+        model = released_search(folder, name)
         meta = model.mteb_model_meta
         for task in tasks:
-            name = task.metadata.name
-            if name not in by_run[run]:
+            task_name = task.metadata.name
+            if not any(key[0] == task_name for key in by_run[run]):
                 continue
-            task.per_query_file = per_query_path(output, meta, name)
+            task.per_query_file = per_query_path(output, meta, task_name)
             check_no_other_data(output, meta, task)
             result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always")
             task_result = result.task_results[0]
             write_result(output, meta, task_result)
             entry = task_result.scores[splits[0]][0]
-            scores[run][subset_of[name]] = {key: entry[key] for _, key in MEASURES if key in entry}
+            scores[run][subset_of[task_name]] = {key: entry[key] for _, key in MEASURES if key in entry}
     subsets = [subset_of[t.metadata.name] for t in tasks]
     for task in tasks:
         print(f"data: {task.metadata.name}: {task.data_provenance().describe()}")
