@@ -116,14 +116,16 @@ def replace_folder(new: Path, target: Path, check_replaceable: Callable[[Path], 
             os.replace(target, old)
         try:
             os.replace(new, target)
-        except OSError as error:
-            if old is not None:  # never leave the user with no folder: put the previous one back
+        except BaseException as error:
+            # any failure (an OSError, or a KeyboardInterrupt the deferral could not hold: outside the main
+            # thread, or raised by a handler): never leave the user with no folder, put the previous one back
+            if old is not None and not (target.exists() or target.is_symlink()):
                 try:
                     os.replace(old, target)
                 except OSError as restore_error:
-                    raise OSError(error.errno, f"could not move {new} to {target} ({error.strerror}), nor put the "
-                                  f"previous folder back from {old} ({restore_error.strerror}): move it back "
-                                  "by hand") from error
+                    raise OSError(getattr(error, "errno", None), f"could not move {new} to {target} ({error}), "
+                                  f"nor put the previous folder back from {old} ({restore_error.strerror}): "
+                                  "move it back by hand") from error
             raise
         if old is not None:
             problem = remove_tree(old)

@@ -157,12 +157,12 @@ def collection_versions(collections: Sequence[str]) -> dict[str, str]:
     versions = {}
     for source in collections:
         kind, _, rest = source.partition(":")
-        if kind == "hf":
-            versions[source] = HfApi().dataset_info(rest.partition(":")[0]).sha
+        if kind == "hf":  # hf:<repo>[:<config>][?files=...|?splits=...]: the repo's commit
+            versions[source] = HfApi().dataset_info(rest.partition("?")[0].partition(":")[0]).sha
         elif kind == "irds":
             versions[source] = _ir_datasets_version()
         else:  # the spec names the public collections; a local file has no place there
-            raise ValueError(f"document collection {source!r}: expected hf:<repo>[:<config>] or irds:<id>")
+            raise ValueError(f"document collection {source!r}: expected hf:<repo>[:<config>][?...] or irds:<id>")
     return versions
 
 

@@ -148,12 +148,19 @@ def _missing_documents_block(stats: dict[str, dict[str, Any]]) -> dict[str, Any]
     return block
 
 
+SUPPORT_THRESHOLD_KEY = "support_threshold"  # under the card's `complexir` key: {subset: lowest supporting grade}
+
+
 def complexir_block(stats: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The card's ``complexir`` metadata: zero-score queries and judgments on missing documents."""
+    """The card's ``complexir`` metadata: zero-score queries, judgments on missing documents, and the nugget
+    grade from which a document supports a nugget where it is not 1 (a graded scale such as CRUX's)."""
     block = _zero_score_block(stats).get("complexir", {})
     missing = _missing_documents_block(stats)
     if missing:
         block[MISSING_DOCUMENTS_KEY] = missing
+    thresholds = {subset: st["support_threshold"] for subset, st in stats.items() if st.get("support_threshold")}
+    if thresholds:
+        block[SUPPORT_THRESHOLD_KEY] = thresholds
     return {"complexir": block} if block else {}
 
 

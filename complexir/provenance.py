@@ -112,9 +112,12 @@ def built_from_upstream(upstream: dict[str, str], documents: dict[str, str] | No
     named = []
     for source, version in documents.items():
         kind, _, rest = source.partition(":")
-        if kind == "hf":
-            repo, _, config = rest.partition(":")
-            named.append(f"{repo}@{version}" + (f" (config {config})" if config else ""))
+        if kind == "hf":  # hf:<repo>[:<config>][?files=...|?splits=...]: which text of the repo was read, too
+            head, _, select = rest.partition("?")
+            repo, _, config = head.partition(":")
+            parts = [f"config {config}"] if config else []
+            parts += [part.replace("=", " ", 1).replace(",", ", ") for part in select.split("?") if part]
+            named.append(f"{repo}@{version}" + (f" ({'; '.join(parts)})" if parts else ""))
         elif kind == "irds":
             named.append(f"{rest} (ir_datasets {version})")
         else:

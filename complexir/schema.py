@@ -21,7 +21,10 @@ QUERIES = "queries"
 QRELS = "qrels"
 NUGGETS = "nuggets"
 TOP_RANKED = "top_ranked"
-KINDS = (CORPUS, QUERIES, QRELS, NUGGETS, TOP_RANKED)
+# Released rankings kept as they are (CoverageBench's baseline runs): one row per (run, query, document), scored
+# as systems of their own; they may name documents the corpus lacks and queries the layout dropped.
+RUNS = "runs"
+KINDS = (CORPUS, QUERIES, QRELS, NUGGETS, TOP_RANKED, RUNS)
 
 # The corpus config has a single split; BEIR and MTEB datasets on the Hub name it "corpus".
 CORPUS_SPLIT = "corpus"
@@ -60,6 +63,8 @@ REQUIRED = {
         ]
     ),
     TOP_RANKED: pa.schema([("query-id", pa.string()), ("corpus-ids", pa.list_(pa.string()))]),
+    RUNS: pa.schema([("run", pa.string()), ("query-id", pa.string()), ("corpus-id", pa.string()),
+                     ("rank", pa.int32()), ("score", pa.float64())]),
 }
 
 OPTIONAL = {
@@ -72,6 +77,7 @@ OPTIONAL = {
     QRELS: pa.schema([]),
     NUGGETS: pa.schema([]),
     TOP_RANKED: pa.schema([]),
+    RUNS: pa.schema([]),
 }
 
 

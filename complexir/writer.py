@@ -40,6 +40,7 @@ from .schema import (
     NUGGETS,
     QRELS,
     QUERIES,
+    RUNS,
     TOP_RANKED,
     UNNAMED_SUBSET,
     check_name,
@@ -147,6 +148,7 @@ class _SubsetStats:
         self.zero_score_queries: dict[str, list[str]] = {}  # split -> judged query ids with no positive qrel
         self.notes: dict[str, Any] = {}
         self.kinds: dict[str, list[str]] = {}  # kind -> splits written
+        self.support_threshold: int | None = None  # nugget grade from which a document supports it (default 1)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -155,6 +157,7 @@ class _SubsetStats:
             "splits": self.splits,
             "zero_score_queries": {split: ids for split, ids in self.zero_score_queries.items() if ids},
             "notes": self.notes,
+            **({"support_threshold": self.support_threshold} if self.support_threshold is not None else {}),
         }
 
 
@@ -189,7 +192,7 @@ class BenchmarkWriter:
         _clean_stale_siblings(self.out_dir)
         if self.out_dir.exists() or self.out_dir.is_symlink():
             if not overwrite:
-                raise FileExistsError(f"{self.out_dir} exists; pass overwrite=True (--overwrite) to replace it")
+                raise FileExistsError(f"{self.out_dir} exists; pass --overwrite to replace it")
             _check_replaceable(self.out_dir)
         self.overwrite = overwrite
         self.card = card
@@ -443,6 +446,42 @@ class BenchmarkWriter:
         stats.splits[split] = counts
         return counts
 
+    def set_support_threshold(self, subset: str | None, grade: int) -> None:
+        """Nugget grades below ``grade`` do not count as support (a graded scale, e.g. CRUX's 0-5
+        answerability, supports from 3): the card records it and the coverage measures use it."""
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            raise LayoutError(f"support threshold must be an integer >= 1, got {grade!r}")
+        self._subset(subset).support_threshold = grade
+
+    def write_runs(self, subset: str | None, split: str, rows: Iterable[Row]) -> int:
+        """Write released rankings as they are (``run``, ``query-id``, ``corpus-id``, ``rank``, ``score``): the
+        ``<subset>-runs`` config, scored as systems of their own. Documents and queries are not checked against
+        the corpus or the queries (a run may retrieve what a pooled corpus lacks, for topics the layout dropped)."""
+        stats = self._subset(subset)
+        check_name(split, "split")
+        if split not in stats.splits:
+            raise LayoutError(f"subset {subset!r}: write split {split!r} before its runs")
+        out = []
+        seen: set[tuple[str, str, str]] = set()
+        for i, row in enumerate(rows, 1):
+            place = Place(f"subset {subset!r}, split {split!r}, runs", i)
+            run = _expect_str(_expect_row(row, str(place)).get("run"), f"{place}, column 'run'")
+            qid = _expect_str(row.get("query-id"), f"{place}, column 'query-id'")
+            did = _expect_str(row.get("corpus-id"), f"{place}, column 'corpus-id'")
+            rank, score = row.get("rank"), row.get("score")
+            if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+                raise LayoutError(f"{place}: column 'rank' must be an integer >= 1, got {rank!r}")
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise LayoutError(f"{place}: column 'score' must be a finite number, got {score!r}")
+            if (run, qid, did) in seen:
+                raise LayoutError(f"{place}: run {run!r} ranks document {did!r} twice for query {qid!r}")
+            seen.add((run, qid, did))
+            out.append({"run": run, "query-id": qid, "corpus-id": did, "rank": rank, "score": float(score)})
+        table = pa.Table.from_pylist(out, schema=schema_for(RUNS, ["run", "query-id", "corpus-id", "rank", "score"]))
+        pq.write_table(table, self._path(subset, RUNS, split))
+        stats.kinds.setdefault(RUNS, []).append(split)
+        return len(out)
+
     # -- finish ---------------------------------------------------------------------------------------
     def stats(self) -> dict[str, dict[str, Any]]:
         return {subset or "default": st.as_dict() for subset, st in self._subsets.items()}
@@ -487,7 +526,8 @@ class BenchmarkWriter:
     def _check_still_replaceable(self, out_dir: Path) -> None:
         # Again at the swap: the folder may have appeared or changed during a long build.
         if not self.overwrite:
-            raise FileExistsError(f"{out_dir} appeared during the build; pass overwrite=True to replace it")
+            raise FileExistsError(f"{out_dir} appeared during the build (another build?); pass --overwrite to "
+                                  "replace it")
         _check_replaceable(out_dir)
 
 

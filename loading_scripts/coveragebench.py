@@ -36,7 +36,13 @@ from typing import Any
 
 from complexir.benchmarks import COVERAGEBENCH
 from complexir.card import CardInfo
-from complexir.upstream.corpus import CorpusSource, iter_documents, parse_corpus_source, pooled_documents
+from complexir.upstream.corpus import (
+    CorpusSource,
+    irds_known,
+    iter_documents,
+    parse_corpus_source,
+    pooled_documents,
+)
 from complexir.upstream.coveragebench import SPLIT, SubsetRelease, available_subsets, read_subset
 from complexir.upstream.options import add_build_arguments
 from complexir.upstream.release import resolve_release
@@ -47,13 +53,35 @@ logger = logging.getLogger(__name__)
 SPEC = COVERAGEBENCH
 HUB_ID = SPEC.upstream[0]
 SUBSETS = SPEC.subset_names()
-# Where each subset's document text lives (UPSTREAM.md); override with --docs SUBSET=SOURCE.
+# Where each subset's document text lives (UPSTREAM.md, docs/benchmarks/coveragebench.md); override with --docs.
 DEFAULT_DOCS = {s.name: s.documents for s in SPEC.subsets if s.documents}
+# the original text of the collections whose default is a translation (--docs-language native)
+NATIVE_DOCS = {s.name: s.native_documents for s in SPEC.subsets if s.native_documents}
+LANGUAGES = ("translated", "native")
 DEFAULT_RERANK_DEPTH = 50
+# CRUX rates each (document, sub-question) pair 0-5 for answerability and counts a nugget as covered from 3
+# (DylanJoo/crux: crux/evaluation/prejudge/retrieval_augmentation_context.py, threshold=3)
+CRUX_SUPPORT_THRESHOLD = 3
+RAG_2024_CORPUS = (
+    "the TREC RAG 2024 segmented MS MARCO v2.1 corpus (113,520,750 segments; msmarco_v2.1_doc_segmented.tar, "
+    "linked from https://trec-rag.github.io/annoucements/2024-corpus-finalization/)")
+
+
+def missing_collection_message(subset: str, source: CorpusSource) -> str:
+    """The one line a build stops on when a subset's collection is in no library: where it comes from, what to
+    pass. Said before any collection is read."""
+    import ir_datasets
+
+    if subset == "rag_2024":
+        return (f"rag_2024: its documents are {RAG_2024_CORPUS}, which ir_datasets {ir_datasets.__version__} does not "
+                f"know ({source.location!r}); download and unpack it, then pass --docs "
+                "rag_2024=<the unpacked msmarco_v2.1_doc_segmented folder>, or leave rag_2024 out with --subset")
+    return (f"{subset}: ir_datasets {ir_datasets.__version__} does not know {source.location!r}; upgrade "
+            f"ir_datasets or pass --docs {subset}=<a local JSONL file or folder, or a TREC file>")
 
 
 # -- building --------------------------------------------------------------------------------------
-def _select_baseline(runs: dict[str, dict[str, list[str]]], pattern: str | None) -> str | None:
+def _select_baseline(runs: dict[str, dict[str, dict[str, float]]], pattern: str | None) -> str | None:
     if not runs:
         return None
     names = sorted(runs)
@@ -76,7 +104,8 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
     """Write one subset; returns the statistics the card's tables show."""
     judged = {d for ns in release.judgments.values() for docs in ns.values() for d in docs}
     chosen = _select_baseline(release.runs, baseline)
-    candidates = {d for run in release.runs.values() for docs in run.values() for d in docs[:rerank_depth]}
+    ranked_runs = {name: release.ranked(name) for name in release.runs}
+    candidates = {d for run in ranked_runs.values() for docs in run.values() for d in docs[:rerank_depth]}
 
     if corpus == "pooled":
         rows = pooled_documents(source, judged | candidates, progress=progress)
@@ -112,13 +141,25 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
             nuggets.append({"query-id": tid, "nugget-id": num, "text": text, "weight": 1.0, "support": support})
         qrels.extend({"query-id": tid, "corpus-id": d, "score": g} for d, g in doc_grade.items())
         if chosen is not None:
-            docs = [d for d in release.runs[chosen].get(tid, [])[:rerank_depth] if d in present]
+            docs = [d for d in ranked_runs[chosen].get(tid, [])[:rerank_depth] if d in present]
             if docs:
                 top_ranked.append({"query-id": tid, "corpus-ids": docs})
     missing_candidates = {d for d in candidates if d not in present}
 
     counts = writer.write_split(subset, SPLIT, queries=queries, qrels=qrels, nuggets=nuggets,
                                 top_ranked=top_ranked if chosen is not None else None)
+    threshold = support_threshold(subset, release)
+    if threshold > 1:
+        writer.set_support_threshold(subset, threshold)
+        writer.note(subset, "nugget support", f"graded labels (0-{max_grade(release)}): a document supports a "
+                                              f"nugget at grade >= {threshold} (CRUX's answerability threshold)")
+    if release.runs:  # every released baseline, as released: scored as systems by `complexir run --release-runs`
+        n_rows = writer.write_runs(subset, SPLIT, (
+            {"run": name, "query-id": tid, "corpus-id": d, "rank": rank, "score": release.runs[name][tid][d]}
+            for name, ranked in ranked_runs.items() for tid, docs in ranked.items()
+            for rank, d in enumerate(docs, 1)))
+        writer.note(subset, "runs", f"{len(release.runs)} released run(s) kept as released ({n_rows:,} rows): "
+                                    f"{', '.join(sorted(release.runs))}")
 
     writer.note(subset, "corpus setting", f"{corpus} ({n_docs:,} documents from {source})")
     writer.note(subset, "judged documents missing from the corpus source (judgments kept: judged, never retrieved)",
@@ -143,24 +184,68 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
     }
 
 
-def card_languages(subsets: list[str]) -> list[str]:
-    """The card's ``languages``: English (every subset's topics), plus the document languages of the subsets."""
-    return list(dict.fromkeys(["en", *(lang for s in subsets for lang in SPEC.subset(s).document_languages)]))
+def max_grade(release: SubsetRelease) -> int:
+    return max((g for ns in release.judgments.values() for docs in ns.values() for g in docs.values()), default=0)
+
+
+def support_threshold(subset: str, release: SubsetRelease) -> int:
+    """The grade from which a judged document supports a nugget: CRUX's 3 when a CRUX subset's labels are graded
+    (any above 1, so on CRUX's 0-5 answerability scale), else 1 (binary or TREC-graded nugget labels)."""
+    if subset.startswith("crux_") and max_grade(release) > 1:
+        return CRUX_SUPPORT_THRESHOLD
+    return 1
+
+
+def card_languages(subsets: list[str], languages: dict[str, str] | None = None) -> list[str]:
+    """The card's ``languages``: English (every subset's topics, and the translations), plus the original
+    languages of the subsets whose native text is read."""
+    languages = languages or {}
+    return list(dict.fromkeys(["en", *(lang for s in subsets for lang in (
+        SPEC.subset(s).native_languages if languages.get(s) == "native" else SPEC.subset(s).document_languages))]))
 
 
 def _tables(stats: dict[str, dict[str, Any]]) -> dict[str, str]:
     nugget = ["| subset | topics (upstream) | topics kept | topics dropped (no supported nugget) | nuggets / topic "
               "(mean / min / max) | supporting docs / nugget (mean / min / max) | nuggets without support |",
               "|---|---:|---:|---:|---|---|---:|"]
-    corpus = ["| subset | corpus setting | corpus source | documents | judged docs missing | nugget judgments on "
-              "them (kept) | baseline for top_ranked |", "|---|---|---|---:|---:|---:|---|"]
+    corpus = ["| subset | corpus setting | corpus source | document text | documents | judged docs missing | "
+              "nugget judgments on them (kept) | baseline for top_ranked |", "|---|---|---|---|---:|---:|---:|---|"]
     for subset, st in stats.items():
         nugget.append(f"| {subset} | {st['topics']} | {st['kept']} | {st['dropped']} "
                       f"| {_spread(st['nuggets_per_topic'])} | {_spread(st['support_per_nugget'])} "
                       f"| {st['unsupported']} |")
-        corpus.append(f"| {subset} | {st['corpus']} | `{st['source']}` | {st['documents']:,} | {st['missing_judged']:,}"
-                      f" | {st['kept_judgments']:,} | `{st['baseline']}` |")
+        corpus.append(f"| {subset} | {st['corpus']} | `{st['source']}` | {st['language']} | {st['documents']:,} | "
+                      f"{st['missing_judged']:,} | {st['kept_judgments']:,} | `{st['baseline']}` |")
     return {"nugget_table": "\n".join(nugget), "corpus_table": "\n".join(corpus)}
+
+
+def document_language(subset: str, languages: dict[str, str]) -> str:
+    """``translated`` or ``native`` for a collection that has both, else ``original``."""
+    if subset not in NATIVE_DOCS:
+        return "original"
+    return languages.get(subset, "translated")
+
+
+def _default_source(subset: str, languages: dict[str, str]) -> str:
+    return NATIVE_DOCS[subset] if document_language(subset, languages) == "native" else DEFAULT_DOCS[subset]
+
+
+def _pin_hub_revision(source: CorpusSource) -> CorpusSource:
+    """A Hub collection read at the commit its ``main`` is at now, so that the card names what was read. Offline
+    (or without the Hub) the revision stays unnamed and the card says so."""
+    if source.kind != "hf" or source.revision or Path(source.location).is_dir():  # pinned already, or a local copy
+        return source
+    try:
+        from huggingface_hub import HfApi
+
+        sha = HfApi().dataset_info(source.location).sha
+    except Exception as error:  # offline, or no access: datasets reads its cache, the card says "unpinned"
+        logger.warning("could not resolve the commit of %s (%s); reading it unpinned", source.location,
+                       str(error).splitlines()[0] if str(error) else type(error).__name__)
+        return source
+    from dataclasses import replace
+
+    return replace(source, revision=sha)
 
 
 def build_coveragebench(
@@ -170,6 +255,7 @@ def build_coveragebench(
     subsets: list[str] | None = None,
     corpus: str = "pooled",
     docs: dict[str, str] | None = None,
+    docs_language: dict[str, str] | None = None,
     rerank_depth: int = DEFAULT_RERANK_DEPTH,
     baseline: str | None = None,
     revision: str | None = None,
@@ -177,7 +263,11 @@ def build_coveragebench(
     progress: bool = True,
     before_swap: Callable[[Path], object] | None = None,
 ) -> Path:
-    """Build the CoverageBench folder from ``source`` (Hub id or local folder); returns ``out_dir``."""
+    """Build the CoverageBench folder from ``source`` (Hub id or local folder); returns ``out_dir``.
+
+    ``docs_language`` maps a subset (or ``"*"``: every one) to ``translated`` (the default: the paper's documents)
+    or ``native``, for the collections that come in both (NeuCLIR 2024, RAGTIME 2025).
+    """
     if corpus not in ("pooled", "full"):
         raise ValueError(f"corpus must be 'pooled' or 'full', got {corpus!r}")
     if rerank_depth < 1:
@@ -196,27 +286,59 @@ def build_coveragebench(
     bad = [s for s in docs if s not in SUBSETS]
     if bad:
         raise ValueError(f"--docs names unknown subset(s) {bad}; CoverageBench has {list(SUBSETS)}")
-    sources = {s: parse_corpus_source(docs.get(s, DEFAULT_DOCS[s]), local_base) for s in wanted}
+    languages = _languages(docs_language or {}, wanted)
+
+    # Everything that can fail on the release or on a missing collection fails here, before any collection is
+    # read and before anything is written.
+    sources = {s: parse_corpus_source(docs.get(s) or _default_source(s, languages), local_base) for s in wanted}
+    for subset, src in sources.items():
+        if src.kind == "irds" and not irds_known(src.location):
+            raise FileNotFoundError(missing_collection_message(subset, src))
+    releases = {subset: read_subset(root, subset) for subset in wanted}
+    sources = {s: _pin_hub_revision(src) for s, src in sources.items()}
 
     card = CardInfo(
         benchmark=SPEC.folder, pretty_name=SPEC.pretty_name, license=SPEC.license, citation=SPEC.citation,
         source=upstream.card_source(HUB_ID), revision=upstream.card_revision(),
-        languages=card_languages(wanted),
+        languages=card_languages(wanted, languages),
         task_categories=["text-retrieval"], task_ids=["document-retrieval"],
     )
     stats: dict[str, dict[str, Any]] = {}
-    local_docs = [Path(s.location) for s in sources.values() if s.kind in ("jsonl", "trec")]
+    local_docs = [p for src in sources.values() for p in src.local_paths()]
     with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root, *local_docs],
                          before_swap=before_swap) as writer:
         for subset in wanted:
-            release = read_subset(root, subset)
+            release = releases[subset]
             logger.info("%s: %d topics, %d nuggets, corpus %s (%s)", subset, len(release.topics),
                         sum(map(len, release.nuggets.values())), sources[subset], corpus)
             stats[subset] = build_subset(writer, subset, release, sources[subset], corpus=corpus,
                                          rerank_depth=rerank_depth, baseline=baseline, progress=progress)
+            language = document_language(subset, languages)
+            stats[subset]["language"] = ("as given (--docs)" if subset in docs and language == "original"
+                                         else language)
+            if subset in NATIVE_DOCS:
+                writer.note(subset, "document text", f"{language}" + (" (English machine translation, as the paper "
+                            "scored)" if language == "translated" else " (the original languages)")
+                            + (f"; --docs {docs[subset]}" if subset in docs else ""))
         card.extra.update(_tables(stats))
         card.extra["corpus_setting"] = corpus
     return Path(out_dir)
+
+
+def _languages(values: dict[str, str], wanted: list[str]) -> dict[str, str]:
+    """``--docs-language`` as subset -> translated|native (``*``: every subset that has both)."""
+    out: dict[str, str] = {}
+    for subset, language in values.items():
+        if language not in LANGUAGES:
+            raise ValueError(f"--docs-language {subset}={language}: expected one of {', '.join(LANGUAGES)}")
+        if subset == "*":
+            out.update({s: language for s in wanted if s in NATIVE_DOCS})
+        elif subset not in NATIVE_DOCS:
+            raise ValueError(f"--docs-language {subset}={language}: only {', '.join(NATIVE_DOCS)} come both "
+                             "translated and native")
+        else:
+            out[subset] = language
+    return out
 
 
 # -- CLI -------------------------------------------------------------------------------------------
@@ -237,31 +359,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pooled: judged documents + baseline candidates, looked up by id (default); "
                              "full: stream the whole collection")
     parser.add_argument("--docs", nargs="+", action="extend", default=[], metavar="SUBSET=SOURCE",
-                        help="document source of a subset: irds:<ir_datasets id>, hf:<repo>[@<revision>][:<config>], "
-                             "jsonl:<file>, trec:<file>, or a bare file / id (defaults: "
+                        help="document source of a subset: irds:<ir_datasets id>, hf:<repo>[@<revision>][:<config>]"
+                             "[?files=A,B|?splits=A,B], jsonl:<file or folder of .jsonl/.json(.gz) shards>, "
+                             "trec:<file>, or a bare file / folder / id (defaults: "
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_DOCS.items()) + ")")
+    parser.add_argument("--docs-language", nargs="+", action="extend", default=[],
+                        metavar="[SUBSET=]translated|native",
+                        help="document text of " + " and ".join(NATIVE_DOCS) + ": translated (default: their "
+                             "English machine translation, as the paper scored) or native (the original languages: "
+                             + ", ".join(f"{k}={v}" for k, v in NATIVE_DOCS.items()) + "); alone for every such "
+                             "subset, or per subset")
     parser.add_argument("--rerank-depth", type=int, default=DEFAULT_RERANK_DEPTH,
                         help=f"baseline documents per topic kept in top_ranked (default {DEFAULT_RERANK_DEPTH})")
     parser.add_argument("--baseline", default=None,
                         help="glob selecting the baseline run for top_ranked (default: the first run by name)")
 
 
+def _docs_language_arg(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        subset, sep, language = value.rpartition("=")
+        out[subset if sep else "*"] = language
+    return out
+
+
 def pinned_document_args(documents: dict[str, str]) -> list[str]:
-    """``--docs SUBSET=hf:<repo>@<commit>[:<config>]`` for each subset whose collection is a Hub dataset named in
-    ``documents`` (source -> commit): what a build into the cache (``complexir.build_cache``) passes, so that it
-    reads the commits its cache key names. ir_datasets collections need no argument (the installed ir_datasets is
-    the version the key names)."""
+    """``--docs SUBSET=hf:<repo>@<commit>[:<config>][?...]`` for each subset whose collection is a Hub dataset
+    named in ``documents`` (source -> commit): what a build into the cache (``complexir.build_cache``) passes, so
+    that it reads the commits its cache key names. ir_datasets collections need no argument (the installed
+    ir_datasets is the version the key names)."""
     pinned = []
     for subset, source in DEFAULT_DOCS.items():
         if source.startswith("hf:") and source in documents:
-            repo, _, config = source.removeprefix("hf:").partition(":")
-            pinned.append(f"{subset}=hf:{repo}@{documents[source]}" + (f":{config}" if config else ""))
+            head, sep, select = source.removeprefix("hf:").partition("?")
+            repo, _, config = head.partition(":")
+            pinned.append(f"{subset}=hf:{repo}@{documents[source]}" + (f":{config}" if config else "")
+                          + (f"?{select}" if sep else ""))
     return ["--docs", *pinned] if pinned else []
 
 
 def build(args: argparse.Namespace) -> int:
     build_coveragebench(
         args.source, args.out, subsets=args.subset, corpus=args.corpus, docs=_docs_arg(args.docs),
+        docs_language=_docs_language_arg(args.docs_language),
         rerank_depth=args.rerank_depth, baseline=args.baseline, revision=args.revision,
         overwrite=args.overwrite, progress=not args.no_progress, before_swap=args.before_swap,
     )

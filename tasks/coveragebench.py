@@ -23,6 +23,7 @@ import mteb
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 
 from complexir.benchmarks import COVERAGEBENCH, SubsetSpec
+from complexir.card import SUPPORT_THRESHOLD_KEY
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, parse_measure, rank_run
 from complexir.reader import load, nugget_judgments
 
@@ -46,6 +47,8 @@ class CoverageBenchTask(LayoutRetrievalTask):
         super().__init__(*args, **kwargs)
         # (hf_subset, split) → topic → nugget → document → grade, read with the split
         self._coverage_judgments: dict[tuple[str, str], dict[str, dict[str, dict[str, int]]]] = {}
+        # hf_subset → the lowest grade that supports a nugget (the card's; CRUX's graded labels support from 3)
+        self._support_threshold: dict[str, int] = {}
 
     def load_split(self, path: str, revision: str | None, hf_subset: str, split: str) -> RetrievalSplitData:
         data = super().load_split(path, revision, hf_subset, split)
@@ -56,7 +59,13 @@ class CoverageBenchTask(LayoutRetrievalTask):
                                     f"{self.layout_subsets[hf_subset]}-top_ranked config to rerank")
         nuggets = load(path, self.layout_subsets[hf_subset], "nuggets", split, revision=revision)
         self._coverage_judgments[(hf_subset, split)] = nugget_judgments(nuggets)
+        self._support_threshold[hf_subset] = support_threshold(self.card(path, revision).metadata,
+                                                               self.layout_subsets[hf_subset])
         return data
+
+    def support_threshold(self, hf_subset: str) -> int:
+        """The grade from which a judged document supports a nugget in this subset (1 unless the card says)."""
+        return self._support_threshold.get(hf_subset, 1)
 
     def available_in(self, data_dir: str | os.PathLike) -> bool:
         if not super().available_in(data_dir):
@@ -81,7 +90,8 @@ class CoverageBenchTask(LayoutRetrievalTask):
             raise RuntimeError(f"{self.metadata.name}: no nuggets loaded for {hf_subset}/{hf_split}")
         judgments = {q: all_judgments.get(q, {}) for q in qrels}
         rankings = rank_run(results, depth=max_depth([*COVERAGE_MEASURES, "nDCG@20"]))
-        per_query = coverage_per_query(judgments, rankings, COVERAGE_MEASURES)
+        per_query = coverage_per_query(judgments, rankings, COVERAGE_MEASURES,
+                                       rel_level=self.support_threshold(hf_subset))
         per_query.update(adhoc_per_query(qrels, rankings, ("nDCG@20",)))
         return {SCORE_NAMES[name]: values for name, values in per_query.items()}
 
@@ -95,6 +105,16 @@ class CoverageBenchTask(LayoutRetrievalTask):
         per_query = self.coverage_per_query(qrels, results, hf_split, hf_subset)
         self.per_query_scores.setdefault(hf_subset, {}).setdefault(hf_split, {}).update(per_query)
         return mean_scores(per_query)
+
+
+def support_threshold(card_metadata: dict[str, Any], layout_subset: str) -> int:
+    """The card's ``complexir: {support_threshold: {subset: grade}}`` for ``layout_subset`` (default 1)."""
+    block = (card_metadata.get("complexir") or {}).get(SUPPORT_THRESHOLD_KEY) or {}
+    value = block.get(layout_subset, 1) if isinstance(block, dict) else 1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"the card's complexir.{SUPPORT_THRESHOLD_KEY}.{layout_subset} must be an integer >= 1, "
+                         f"got {value!r}")
+    return value
 
 
 def _make(subset: SubsetSpec, rerank: bool) -> type[CoverageBenchTask]:

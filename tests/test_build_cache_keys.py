@@ -48,13 +48,17 @@ def test_ir_datasets_collections_are_keyed_by_the_ir_datasets_version_and_the_id
         f"hltcoe/coveragebench@{'a' * 40}; documents: trec-cast/v1/2020 (ir_datasets 0.6.3)")
 
 
+def cb_source(subset: str) -> str:
+    return COVERAGEBENCH.subset(subset).documents
+
+
 def test_hub_collections_are_keyed_by_commit_and_read_at_it(monkeypatch):
     import huggingface_hub
 
     class Api:
         def dataset_info(self, repo):
-            return type("Info", (), {"sha": {"DylanJHJ/crux-mds-corpus": "c" * 40, "trec-ragtime/ragtime1": "d" * 40}
-                                     [repo]})()
+            return type("Info", (), {"sha": {"DylanJHJ/crux-mds-corpus": "c" * 40, "trec-ragtime/ragtime1": "d" * 40,
+                                             "neuclir/neuclir1": "f" * 40}[repo]})()
 
     monkeypatch.setattr(huggingface_hub, "HfApi", Api)
     monkeypatch.setattr(build_cache, "_ir_datasets_version", lambda: "0.6.3")
@@ -66,9 +70,15 @@ def test_hub_collections_are_keyed_by_commit_and_read_at_it(monkeypatch):
         COVERAGEBENCH, RELEASE, [], {**every, "hf:DylanJHJ/crux-mds-corpus": "e" * 40})
     # the build reads each Hub collection at the commit the key names
     args = coveragebench.pinned_document_args(every)
-    assert args == ["--docs", f"ragtime_2025=hf:trec-ragtime/ragtime1@{'d' * 40}",
+    # NeuCLIR and RAGTIME: their English translations, the splits or files of the repo kept with the commit
+    assert args == ["--docs", f"neuclir_2024=hf:neuclir/neuclir1@{'f' * 40}?splits=fas_mt_eng,rus_mt_eng,zho_mt_eng",
+                    f"ragtime_2025=hf:trec-ragtime/ragtime1@{'d' * 40}?files=eng-docs.jsonl,arb-trans.jsonl,"
+                    "rus-trans.jsonl,zho-trans.jsonl",
                     f"crux_multinews=hf:DylanJHJ/crux-mds-corpus@{'c' * 40}",
                     f"crux_duc04=hf:DylanJHJ/crux-mds-corpus@{'c' * 40}"]
+    assert built_from_upstream(RELEASE, {cb_source("ragtime_2025"): "d" * 40}) == (
+        f"hltcoe/coveragebench@{'a' * 40}; documents: trec-ragtime/ragtime1@{'d' * 40} (files eng-docs.jsonl, "
+        "arb-trans.jsonl, rus-trans.jsonl, zho-trans.jsonl)")
     source = parse_corpus_source(args[-1].split("=", 1)[1])
     assert (source.kind, source.location, source.revision, source.config) == (
         "hf", "DylanJHJ/crux-mds-corpus", "c" * 40, None)

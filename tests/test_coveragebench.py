@@ -260,9 +260,16 @@ def test_neuclir_languages(tmp_path):
                      ("nuggets/cast2020_nuggets.tsv", "nuggets/neuclir_nuggets.tsv"),
                      ("qrels/cast2020.qrels", "qrels/neuclir.qrels"), ("runs/cast2020", "runs/neuclir")):
         (upstream / old).rename(upstream / new)
+    # the paper's documents by default: the English translation (the card says so)
     out = build_coveragebench(upstream, tmp_path / "out", docs={"neuclir_2024": str(_jsonl_docs(tmp_path))},
                               progress=False)
+    assert read_front_matter(out / "README.md")["language"] == ["en"]
+    assert "| neuclir_2024 | pooled | `jsonl:docs.jsonl" in (out / "README.md").read_text()
+    assert "| translated |" in (out / "README.md").read_text()
+    out = build_coveragebench(upstream, tmp_path / "native", docs={"neuclir_2024": str(_jsonl_docs(tmp_path))},
+                              docs_language={"neuclir_2024": "native"}, progress=False)
     assert read_front_matter(out / "README.md")["language"] == ["en", "zh", "fa", "ru"]
+    assert "| native |" in (out / "README.md").read_text()
     assert CoverageBenchNeuCLIR2024().metadata.eval_langs == ["eng-Latn", "zho-Hans", "fas-Arab", "rus-Cyrl"]
     assert CoverageBenchCAsT2020().metadata.eval_langs == ["eng-Latn"]
 
@@ -315,9 +322,16 @@ def test_task_scores_equal_ir_measures_and_pyndeval(demo_dir, task_name):
     run = _fixed_run(task, subset)
     ours = task.coverage_per_query(qrels, run, "test", "default")
 
-    # the same nugget judgments, straight from the upstream file: nugget id in the iteration column
-    upstream = [q for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels"))
-                if q.query_id in qrels]
+    # the same nugget judgments, straight from the upstream file: nugget id in the iteration column; CRUX's
+    # graded labels support a nugget from 3 (the card says so), which the oracles see as binary labels
+    threshold = task.support_threshold("default")
+    assert threshold == (3 if subset.startswith("crux_") else 1)
+
+    def upstream_qrels():
+        for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels")):
+            yield q._replace(relevance=int(q.relevance >= threshold)) if threshold > 1 else q
+
+    upstream = [q for q in upstream_qrels() if q.query_id in qrels]
     # break ties once (trec_eval's rule) and hand the tools strictly decreasing scores
     ranked = rank_run(run)
     scored = [ir_measures.ScoredDoc(q, d, float(len(docs) - i)) for q, docs in ranked.items()
@@ -346,7 +360,7 @@ def test_task_scores_equal_ir_measures_and_pyndeval(demo_dir, task_name):
     assert set(zero) == judged - set(qrels)
     if subset == "cast2020":
         assert zero == ["103_1"]  # the demo's topic whose nuggets have no support
-    everything = [q for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels"))]
+    everything = list(upstream_qrels())
     full_run = scored + [ir_measures.ScoredDoc(q, d, float(i)) for q in zero
                          for i, d in enumerate(sorted(run[next(iter(run))]))]
     means = {key: sum(ours[key].values()) / len(ours[key]) for key in ("alpha_ndcg_at_20", "strecall_at_20")}

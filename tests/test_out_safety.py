@@ -167,6 +167,36 @@ def test_a_restore_that_fails_too_names_where_the_previous_folder_is(tmp_path, m
         build(out, n_docs=5, overwrite=True)
 
 
+def test_an_interrupt_between_the_two_renames_restores_the_previous_folder(tmp_path, monkeypatch):
+    """A Ctrl-C the deferral cannot hold (raised inside the second rename) puts --out back before exiting."""
+    out = build(tmp_path / "out")
+    before = snapshot(out)
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if ".partial-" in str(src):
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        build(out, n_docs=5, overwrite=True)
+    assert snapshot(out) == before  # the previous folder, in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left aside
+
+
+def test_a_race_into_a_new_out_names_the_cli_flag(tmp_path):
+    out = tmp_path / "out"
+    writer = BenchmarkWriter(out, CARD, progress=False)
+    with pytest.raises(FileExistsError, match="pass --overwrite to replace it") as caught:
+        with writer:
+            writer.write_corpus("drugs", [{"id": "d0", "text": "document 0"}])
+            writer.write_split("drugs", "test", queries=[{"id": "q1", "text": "document"}],
+                               qrels=[{"query-id": "q1", "corpus-id": "d0", "score": 1}])
+            build(out)  # the other build wins the race
+    assert "overwrite=True" not in str(caught.value)
+
+
 # -- signals: at chosen and at random points, the previous folder is intact or the new one complete ----------------
 CHILD = textwrap.dedent("""
     import os, signal, sys, time

@@ -63,6 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="folder holding one built benchmark folder per benchmark (default: $COMPLEXIR_DATA_DIR, "
                              "else the demo benchmarks); 'hub' reads the Hub repos named in the tasks' metadata")
     parser.add_argument("--split", action="append", default=None, help="evaluation split(s) (default: test)")
+    add_release_runs_argument(parser)
     parser.add_argument("--output", default="results", help="results folder (default: ./results)")
     parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
@@ -103,6 +104,13 @@ def describe_run_system(args: argparse.Namespace) -> Any:
     return describe_system(args.model, runs=getattr(args, "runs", None), first_stage=args.first_stage,
                            rerank_depth=args.rerank_depth, trust_remote_code=args.trust_remote_code,
                            prompts=dict(args.prompt or []))
+
+
+def add_release_runs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--release-runs", action="store_true",
+                        help="score the baseline runs the release ships (CoverageBench's <subset>-runs configs), each "
+                             "as its own system named release/<run name>, instead of a model; prints nDCG@20, "
+                             "alpha-nDCG@20 and StRecall@20 per collection beside the paper's values")
 
 
 def resolve_source(arg: str | None) -> DataSource:
@@ -258,6 +266,11 @@ def run(args: argparse.Namespace) -> int:
     source = resolve_source(args.data_dir)
     splits = args.split or ["test"]
     tasks = select_tasks(args.benchmark, runs_options.runs_task_names(args), source, splits)
+    if getattr(args, "release_runs", False):  # the release's own rankings are the systems: no model to load
+        from complexir.cli.release_runs import run_release_runs
+
+        return run_release_runs(args, tasks, check_no_other_data=check_no_other_data,
+                                write_result=write_unrounded_result)
     check_tasks(system, tasks)
     logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
 

@@ -1,13 +1,17 @@
 """Document text kept outside a release: where it lives, and reading it as ``{id, title, text}`` rows.
 
-A source is written ``irds:<ir_datasets id>``, ``hf:<repo>[@<revision>][:<config>]``, ``jsonl:<path>`` or
-``trec:<path>`` (or bare: an existing file, an id ir_datasets knows, else a Hub dataset). Reading streams (bounded
-memory); looking up a pool of ids uses ir_datasets' docstore when the source has one, else one scan that stops
-early.
+A source is written ``irds:<ir_datasets id>``, ``hf:<repo>[@<revision>][:<config>][?files=A,B|?splits=A,B]``,
+``jsonl:<path>`` or ``trec:<path>`` (or bare: an existing file or folder, an id ir_datasets knows, else a Hub
+dataset). A ``jsonl`` path may be a folder of (gzipped) JSON Lines shards, read in name order: the TREC RAG 2024
+segmented MS MARCO v2.1 corpus as it is unpacked. ``?files=`` reads only those files of a Hub repo (as
+``load_dataset(data_files=...)`` does), ``?splits=`` only those splits: so a repo that holds native and translated
+text side by side (RAGTIME, NeuCLIR) is read one way, never both. Reading streams (bounded memory); looking up a pool
+of ids uses ir_datasets' docstore when the source has one, else one scan.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +24,8 @@ from complexir.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl
 from complexir.upstream.release import content_digest
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass
 class CorpusSource:
@@ -31,10 +37,54 @@ class CorpusSource:
     config: str | None = None
     shown: str | None = None  # how the card names a local file: relative to the release folder, else name + digest
     revision: str | None = None  # a Hub dataset's revision (a build from the cache pins the commit its key names)
+    files: tuple[str, ...] = ()  # a Hub dataset: only these files of the repo (``data_files``)
+    splits: tuple[str, ...] = ()  # a Hub dataset: only these splits
 
     def __str__(self) -> str:
+        select = (f"?files={','.join(self.files)}" if self.files else "") + \
+            (f"?splits={','.join(self.splits)}" if self.splits else "")
         return (f"{self.kind}:{self.shown or self.location}" + (f"@{self.revision}" if self.revision else "")
-                + (f":{self.config}" if self.config else ""))
+                + (f":{self.config}" if self.config else "") + select)
+
+    def local_paths(self) -> list[Path]:
+        """The local files this source reads (a folder's shards in name order); none for irds/hf."""
+        if self.kind not in ("jsonl", "trec"):
+            return []
+        path = Path(self.location)
+        return shard_files(path) if path.is_dir() else [path]
+
+
+#: what a folder of JSON Lines shards may hold (RAG 2024's shards are ``msmarco_v2.1_doc_segmented_NN.json.gz``)
+SHARD_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
+
+
+def shard_files(folder: Path) -> list[Path]:
+    """The JSON Lines shards of ``folder``, in name order; a folder without any is an error naming it."""
+    shards = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES)
+                    and not p.name.startswith("."))
+    if not shards:
+        raise FileNotFoundError(f"--docs {folder}: a folder without JSON Lines shards (expected files ending in "
+                                f"{', '.join(SHARD_SUFFIXES)})")
+    return shards
+
+
+def _hub_selection(rest: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """``<repo...>?files=a,b`` / ``?splits=a,b`` → (the part before, files, splits)."""
+    head, _, query = rest.partition("?")
+    files: tuple[str, ...] = ()
+    splits: tuple[str, ...] = ()
+    for part in filter(None, query.split("?")):
+        key, sep, value = part.partition("=")
+        names = tuple(v for v in value.split(",") if v)
+        if key == "files" and sep and names:
+            files = names
+        elif key == "splits" and sep and names:
+            splits = names
+        else:
+            raise ValueError(f"--docs hf:{rest}: expected ?files=NAME,... or ?splits=NAME,..., got ?{part}")
+    if files and splits:
+        raise ValueError(f"--docs hf:{rest}: give ?files= or ?splits=, not both")
+    return head, files, splits
 
 
 def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
@@ -45,15 +95,21 @@ def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
     if kind in ("irds", "ir_datasets"):
         return CorpusSource("irds", rest)
     if kind in ("hf", "hub"):
+        rest, files, splits = _hub_selection(rest)
         repo, _, config = rest.partition(":")
         repo, _, revision = repo.partition("@")  # a Hub id never holds "@"
-        return CorpusSource("hf", repo, config or None, revision=revision or None)
+        return CorpusSource("hf", repo, config or None, revision=revision or None, files=files, splits=splits)
     if kind in ("jsonl", "trec"):
         path = _local_path(rest, base)
-        if not path.is_file():
+        if kind == "jsonl" and path.is_dir():
+            shard_files(path)  # a folder must hold shards
+        elif not path.is_file():
             raise FileNotFoundError(f"--docs {spec}: {'not a file' if path.exists() else 'no such file'}")
         return CorpusSource(kind, str(path), shown=_shown(path, base))
     path = _local_path(spec, base)
+    if path.is_dir():
+        shard_files(path)
+        return CorpusSource("jsonl", str(path), shown=_shown(path, base))
     if path.exists():
         return CorpusSource("jsonl" if ".jsonl" in path.name else "trec", str(path), shown=_shown(path, base))
     import ir_datasets
@@ -98,6 +154,9 @@ def _shown(path: Path, base: Path | None) -> str:
             return path.resolve().relative_to(base.resolve()).as_posix()
         except ValueError:
             pass
+    if path.is_dir():  # a folder of shards: hashing tens of GB would cost a pass of its own; name and sizes
+        shards = shard_files(path)
+        return f"{path.name}/ ({len(shards)} shards, {sum(p.stat().st_size for p in shards):,} bytes)"
     if not path.is_file():
         return str(path)  # not found: the build stops on it, naming the path as given
     return f"{path.name} ({content_digest(path.parent, [path])})"  # never this machine's path
@@ -152,31 +211,88 @@ def _irds_dataset(source: CorpusSource) -> Any:
     return dataset
 
 
-def iter_documents(source: CorpusSource) -> Iterator[dict[str, str]]:
+def irds_known(dataset_id: str) -> bool:
+    """Whether the installed ir_datasets has ``dataset_id`` (without downloading anything)."""
+    import ir_datasets
+
+    try:
+        ir_datasets.registry[dataset_id]
+    except KeyError:
+        return False
+    return True
+
+
+def iter_documents(source: CorpusSource, wanted: set[str] | None = None) -> Iterator[dict[str, str]]:
     """Every document of ``source``, streamed (bounded memory)."""
+    for _, row in _placed_documents(source, wanted):
+        yield row
+
+
+# TREC RAG 2024 segment ids name their shard: msmarco_v2.1_doc_<shard>_<offset>#<segment>_<offset>
+_SEGMENT_ID = re.compile(r"msmarco_v2\.1_doc_(\d+)_\d+#\d+_\d+")
+_SEGMENT_SHARD = re.compile(r"msmarco_v2\.1_doc_segmented_(\d+)\.json")
+
+
+def _needed_shards(shards: list[Path], wanted: set[str] | None) -> list[Path]:
+    """Of the segmented MS MARCO v2.1 shards, those that can hold ``wanted`` (a segment id names its shard);
+    every shard when the ids or file names are not of that form."""
+    if not wanted:
+        return shards
+    numbers = set()
+    for doc_id in wanted:
+        match = _SEGMENT_ID.fullmatch(doc_id)
+        if match is None:
+            return shards
+        numbers.add(int(match.group(1)))
+    named = {p: _SEGMENT_SHARD.fullmatch(p.name.removesuffix(".gz")) for p in shards}
+    if not all(named.values()):
+        return shards
+    return [p for p, m in named.items() if int(m.group(1)) in numbers]
+
+
+def _placed_documents(source: CorpusSource, wanted: set[str] | None = None) -> Iterator[tuple[str, dict[str, str]]]:
+    """(where, row) for each document: ``file:line`` for JSON Lines, the row number elsewhere. ``wanted`` may
+    narrow which shards are read (never which rows are returned)."""
     if source.kind == "irds":
-        for doc in _irds_dataset(source).docs_iter():
-            yield _row_from_irds(doc)
+        for number, doc in enumerate(_irds_dataset(source).docs_iter(), 1):
+            yield f"{source} document {number}", _row_from_irds(doc)
     elif source.kind == "trec":
         import ir_datasets
 
-        docs = ir_datasets.formats.TrecDocs(ir_datasets.util.LocalDownload(Path(source.location)), parser="text")
-        for doc in docs.docs_iter():
-            yield _row_from_irds(doc)
-    elif source.kind == "jsonl":
         path = Path(source.location)
-        for line, row in iter_jsonl(path):
-            try:
-                yield _row_from_mapping(row, str(path))
-            except UpstreamFormatError as error:
-                raise UpstreamFormatError(path, line, str(error).split(": ", 1)[-1]) from None
+        docs = ir_datasets.formats.TrecDocs(ir_datasets.util.LocalDownload(path), parser="text")
+        number = 0
+        for number, doc in enumerate(docs.docs_iter(), 1):
+            yield f"{path} document {number}", _row_from_irds(doc)
+        if number == 0:
+            raise UpstreamFormatError(path, None, "holds no <DOC> records, so it is not a TREC document file (for "
+                                                  "JSON Lines pass jsonl:<file>)")
+    elif source.kind == "jsonl":
+        for path in _needed_shards(source.local_paths(), wanted):
+            for line, row in iter_jsonl(path):
+                try:
+                    yield f"{path}:{line}", _row_from_mapping(row, str(path))
+                except UpstreamFormatError as error:
+                    raise UpstreamFormatError(path, line, str(error).split(": ", 1)[-1]) from None
     elif source.kind == "hf":
         import datasets
 
+        if source.files:  # single files, as ``load_dataset(repo, data_files=...)`` reads them
+            for name in source.files:
+                data = datasets.load_dataset(source.location, data_files=[name], revision=source.revision,
+                                             split="train", streaming=True)
+                for number, row in enumerate(data, 1):
+                    yield f"{source.location} file {name} row {number}", _row_from_mapping(
+                        row, f"{source.location} file {name} row {number}")
+            return
         data = datasets.load_dataset(source.location, source.config, revision=source.revision, streaming=True)
-        for split in sorted(data):
-            for row in data[split]:
-                yield _row_from_mapping(row, f"{source} split {split}")
+        missing = [s for s in source.splits if s not in data]
+        if missing:
+            raise ValueError(f"{source}: no split {missing} (it has {sorted(data)})")
+        for split in source.splits or sorted(data):
+            for number, row in enumerate(data[split], 1):
+                where = f"{source.location} split {split} row {number}"
+                yield where, _row_from_mapping(row, where)
     else:  # pragma: no cover - parse_corpus_source never makes another kind
         raise ValueError(f"unknown corpus source kind {source.kind!r}")
 
@@ -184,27 +300,36 @@ def iter_documents(source: CorpusSource) -> Iterator[dict[str, str]]:
 def pooled_documents(source: CorpusSource, wanted: set[str], progress: bool = True) -> list[dict[str, str]]:
     """The documents of ``wanted`` that ``source`` holds, sorted by id.
 
-    ir_datasets sources are read through their docstore (``get_many``: a lookup, not a scan); other
-    sources have no index, so they are scanned once, stopping when every wanted id was found.
+    ir_datasets sources are read through their docstore (``get_many``: a lookup, not a scan). Other sources have
+    no index and are scanned: local files to the end, so that an id given twice with different text is an error
+    naming both places (keeping either would make the judgments point at unknown text); a Hub dataset stops when
+    every wanted id was found.
     """
     found: dict[str, dict[str, str]] = {}
     if source.kind == "irds":
         store = _irds_dataset(source).docs_store()
         for doc_id, doc in store.get_many(sorted(wanted)).items():
             found[doc_id] = _row_from_irds(doc)
-    else:
-        bar = tqdm(iter_documents(source), desc=f"scanning {source}", unit="doc", disable=not progress,
-                   mininterval=1.0)
-        for number, row in enumerate(bar, 1):
-            if row["id"] not in wanted:
-                continue
-            first = found.get(row["id"])
-            if first is None:
-                found[row["id"]] = row
-                if len(found) == len(wanted):
-                    break
-            elif first != row:  # keeping either one silently would make the judgments point at unknown text
-                raise UpstreamFormatError(str(source), None, f"document {row['id']!r} appears twice with different "
-                                                             f"text or title (the second time as document {number})")
-        bar.close()
+        return [found[d] for d in sorted(found)]
+    first_at: dict[str, str] = {}
+    stop_early = source.kind == "hf"
+    bar = tqdm(_placed_documents(source, wanted), desc=f"scanning {source}", unit="doc", disable=not progress,
+               mininterval=1.0)
+    for where, row in bar:
+        if row["id"] not in wanted:
+            continue
+        first = found.get(row["id"])
+        if first is None:
+            found[row["id"]] = row
+            first_at[row["id"]] = where
+            if stop_early and len(found) == len(wanted):
+                break
+        elif first != row:
+            bar.close()
+            raise UpstreamFormatError(where, None, f"document {row['id']!r} appears twice with different text or "
+                                                   f"title: first at {first_at[row['id']]}, again here")
+        else:
+            logger.warning("%s: document %r appears again with the same text (first at %s)", where, row["id"],
+                           first_at[row["id"]])
+    bar.close()
     return [found[d] for d in sorted(found)]

@@ -32,14 +32,17 @@ TOPIC_SUFFIXES = (".jsonl", ".json", ".parquet")
 def aliases(subset: str) -> list[str]:
     """File-name stems a subset may go by upstream, most specific first.
 
-    The release names some files by the collection without its year (``qrels/ragtime.qrels`` for
-    ``ragtime_2025``), so the year suffix and the ``crux_`` prefix are tried after the full name.
+    The release names its files by the collection without its year (``nuggets/ragtime_nuggets.tsv`` and
+    ``qrels/ragtime.qrels`` for ``ragtime_2025``; its organisation's indexes are ``cast-``, ``fair-``,
+    ``neuclir-en-``, ``ragtime-``, ``crux-``), so the year, the ``crux_`` prefix and a second word are tried
+    after the full name.
     """
     names = [subset]
     short = re.sub(r"_?\d{4}$", "", subset)
     names.append(short)
     if short.startswith("crux_"):
         names.append(short[len("crux_"):])
+    names.append(short.split("_")[0] if not short.startswith("crux_") else "")
     return list(dict.fromkeys(n for n in names if n))
 
 
@@ -47,20 +50,26 @@ def _stem_matches(name: str, alias: str) -> bool:
     """``name`` is ``alias`` or starts with it followed by a separator (so ``rag`` ≠ ``ragtime``)."""
     return name == alias or (name.startswith(alias) and name[len(alias)] in "._-")
 
+def nuggets_candidates(subset: str) -> list[str]:
+    return [f"nuggets/{alias}_nuggets.tsv" for alias in aliases(subset)]
+
+
+def qrels_candidates(subset: str) -> list[str]:
+    return [f"qrels/{alias}.qrels" for alias in aliases(subset)]
+
+
 def find_nuggets_file(root: Path, subset: str) -> Path | None:
-    for alias in aliases(subset):
-        path = root / "nuggets" / f"{alias}_nuggets.tsv"
-        if path.is_file():
-            return path
-    return None
+    return next((root / name for name in nuggets_candidates(subset) if (root / name).is_file()), None)
 
 
 def find_qrels_file(root: Path, subset: str) -> Path | None:
-    for alias in aliases(subset):
-        path = root / "qrels" / f"{alias}.qrels"
-        if path.is_file():
-            return path
-    return None
+    return next((root / name for name in qrels_candidates(subset) if (root / name).is_file()), None)
+
+
+def topics_candidates(subset: str) -> list[str]:
+    """The topic file names tried (any of ``TOPIC_SUFFIXES``), for the error when none is found."""
+    return [f"{folder}{alias}{{{','.join(TOPIC_SUFFIXES)}}}" for alias in aliases(subset)
+            for folder in ("topics/", "data/", "")] + [f"{subset}/test*", f"data/{subset}/test*"]
 
 
 def find_topics_files(root: Path, subset: str) -> list[Path]:
@@ -87,13 +96,13 @@ def find_topics_files(root: Path, subset: str) -> list[Path]:
             if hits:
                 return list(dict.fromkeys(hits))
     for alias in aliases(subset):
-        for folder in (root / "topics", root / subset, root / "data" / subset, root):
+        for folder in (root / "topics", root / subset, root / "data" / subset, root / "data", root):
             if not folder.is_dir():
                 continue
             candidates = [
                 path for path in sorted(folder.iterdir())
                 if path.suffix in TOPIC_SUFFIXES and path.is_file() and (
-                    folder.name in (subset, "topics") and _stem_matches(path.stem, alias)
+                    folder.name in (subset, "topics", "data") and _stem_matches(path.stem, alias)
                     or folder.name == subset and path.stem.startswith(SPLIT)
                     or folder == root and _stem_matches(path.stem, alias)
                 )
@@ -121,8 +130,27 @@ def find_run_files(root: Path, subset: str) -> list[Path]:
     return []
 
 
+def listed_subsets(root: Path) -> list[str]:
+    """The configs the release's card lists (``dataset_info`` and ``configs`` entries), in card order."""
+    readme = root / "README.md"
+    if not readme.is_file():
+        return []
+    meta = read_front_matter(readme)
+    names = []
+    for key in ("dataset_info", "configs"):
+        entries = meta.get(key) or []
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if isinstance(entry, dict) and isinstance(entry.get("config_name"), str):
+                names.append(entry["config_name"])
+    return list(dict.fromkeys(names))
+
+
 def available_subsets(root: Path, subsets: Sequence[str]) -> list[str]:
-    """The ``subsets`` whose nuggets and qrels files the release holds, in the order given."""
+    """The subsets to build by default: those the release's card lists (every one must then be found: a listed
+    subset is never dropped silently), else those whose nuggets and qrels files the release holds."""
+    listed = [s for s in listed_subsets(root) if s in subsets]
+    if listed:
+        return listed
     return [s for s in subsets if find_nuggets_file(root, s) and find_qrels_file(root, s)]
 
 @dataclass
@@ -139,7 +167,13 @@ class SubsetRelease:
     topics: dict[str, Topic]
     nuggets: dict[str, dict[str, str]]  # topic -> nugget number -> text (file order)
     judgments: dict[str, dict[str, dict[str, int]]]  # topic -> nugget -> doc -> grade (file order)
-    runs: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # run name -> topic -> ranked docs
+    runs: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # run name -> topic -> doc -> score
+
+    def ranked(self, run: str) -> dict[str, list[str]]:
+        """A run as topic -> doc ids ranked (score desc, ties doc id desc: trec_eval's rule)."""
+        from complexir.metrics import rank_run
+
+        return rank_run(self.runs[run])
 
 
 def _topic_rows(path: Path) -> Iterator[tuple[int, Topic]]:
@@ -149,8 +183,11 @@ def _topic_rows(path: Path) -> Iterator[tuple[int, Topic]]:
         import pyarrow.parquet as pq
 
         rows = enumerate(pq.read_table(path).to_pylist(), start=1)
-    elif path.suffix == ".json" and path.read_text(encoding="utf-8").lstrip().startswith("["):
-        rows = enumerate(json.loads(path.read_text(encoding="utf-8")), start=1)
+    elif _json_array(path):  # one JSON array of topics (whatever the suffix), not one object per line
+        try:
+            rows = enumerate(json.loads(path.read_text(encoding="utf-8-sig")), start=1)
+        except json.JSONDecodeError as error:
+            raise UpstreamFormatError(path, error.lineno, f"invalid JSON array: {error.msg}") from None
     else:
         rows = iter_jsonl(path)
     for line, row in rows:
@@ -169,6 +206,14 @@ def _topic_rows(path: Path) -> Iterator[tuple[int, Topic]]:
         if not isinstance(nuggets, list) or not all(isinstance(n, str) for n in nuggets):
             raise UpstreamFormatError(path, line, f"topic {tid!r}: 'nuggets' must be a list of strings")
         yield line, Topic(tid, query.strip(), len(nuggets))
+
+
+def _json_array(path: Path) -> bool:
+    with open(path, encoding="utf-8-sig") as handle:
+        for line in handle:
+            if line.strip():
+                return line.lstrip().startswith("[")
+    return False
 
 
 def read_topics(paths: Path | list[Path]) -> dict[str, Topic]:
@@ -212,11 +257,17 @@ def read_nuggets(path: Path, topics: dict[str, Topic]) -> dict[str, dict[str, st
     return out
 
 
-def read_baseline(path: Path) -> dict[str, list[str]]:
-    """A TREC run as topic → doc ids ranked (score desc, ties doc id desc: trec_eval's rule)."""
-    from complexir.metrics import rank_run
+def read_baseline(path: Path) -> dict[str, dict[str, float]]:
+    """A TREC run as topic → doc → score (a malformed line raises TrecFormatError, an UpstreamFormatError)."""
+    return read_run(path)
 
-    return rank_run(read_run(path))  # a malformed line raises TrecFormatError, an UpstreamFormatError
+
+def run_names(paths: list[Path], root: Path) -> dict[str, Path]:
+    """Each run file's name: its stem (``bm25`` for ``runs/cast2020/bm25.run``), else, where two share a stem,
+    its path in the release without the suffix."""
+    stems = [p.stem for p in paths]
+    return {(p.stem if stems.count(p.stem) == 1 else p.relative_to(root).with_suffix("").as_posix()): p
+            for p in paths}
 
 
 def read_subset(root: Path, subset: str) -> SubsetRelease:
@@ -224,17 +275,17 @@ def read_subset(root: Path, subset: str) -> SubsetRelease:
     topics_paths = find_topics_files(root, subset)
     nuggets_path = find_nuggets_file(root, subset)
     qrels_path = find_qrels_file(root, subset)
-    for what, path, expected in (("topics", topics_paths or None, f"topics/{subset}.jsonl or a README config"),
-                                 ("nuggets", nuggets_path, f"nuggets/{subset}_nuggets.tsv"),
-                                 ("qrels", qrels_path, f"qrels/{subset}.qrels")):
+    for what, path, tried in (("topics", topics_paths or None, topics_candidates(subset) + ["a README config"]),
+                              ("nuggets", nuggets_path, nuggets_candidates(subset)),
+                              ("qrels", qrels_path, qrels_candidates(subset))):
         if path is None:
-            raise FileNotFoundError(f"{root}: no {what} file for subset {subset!r} (expected {expected})")
+            raise FileNotFoundError(f"{root}: subset {subset!r} has no {what} file (tried {', '.join(tried)})")
     topics = read_topics(topics_paths)
     nuggets = read_nuggets(nuggets_path, topics)
     # ``<topic_id> <nugget_num> <doc_id> <label>``: the house TREC reader (integer labels >= 0, the same
     # judgment twice only with one label), checked against the nugget TSV
     judgments = read_nugget_qrels(qrels_path, known=nuggets)
-    runs = {p.relative_to(root).as_posix(): read_baseline(p) for p in find_run_files(root, subset)}
+    runs = {name: read_baseline(p) for name, p in run_names(find_run_files(root, subset), root).items()}
     for tid, topic in topics.items():
         n = len(nuggets.get(tid, {}))
         if topic.listed_nuggets and topic.listed_nuggets != n:
