@@ -70,7 +70,7 @@ def complexir_version() -> str:
 
 
 def no_release_message(spec: BenchmarkSpec) -> str:
-    return (f"{spec.hub_id} is not on the Hub, and {spec.name} has no public release to build it from: build it "
+    return (f"{spec.hub_id} is not on the Hub, and {spec.name} has no release complexir knows how to read: build it "
             f"from your pair files with `complexir build {spec.folder} --source PAIRS --out DATA/{spec.folder}`, "
             f"then run with --data-dir DATA (or COMPLEXIR_DATA_DIR=DATA)")
 

@@ -40,6 +40,8 @@ class Published:
     url: str
     values: tuple[PublishedValue, ...]
     notes: tuple[str, ...] = field(default=())
+    #: system → (first stage, reranker or None): the release's baseline run each published system is
+    release_runs: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
     def for_task(self, task: str, measure: str) -> list[PublishedValue]:
         return [v for v in self.values if v.task == task and v.measure == measure]
@@ -81,7 +83,8 @@ def load(benchmark: str) -> Published:
             values += [PublishedValue(system, c["task"], c["measure"], float(v), scale, table["name"], digits)
                        for c, v in zip(columns, row, strict=True) if v is not None]
     return Published(data["benchmark"], " ".join(data["citation"].split()), data["url"], tuple(values),
-                     tuple(" ".join(n.split()) for n in data.get("notes", [])))
+                     tuple(" ".join(n.split()) for n in data.get("notes", [])),
+                     {system: (first, reranker) for system, (first, reranker) in data.get("release_runs", {}).items()})
 
 
 def load_all() -> dict[str, Published]:

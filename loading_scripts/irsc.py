@@ -355,7 +355,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_build_arguments(parser, default_source=None, subsets=TASKS,
                         subset_help="build only these tasks, in every language setting",
                         source_help="folder of IRSC pair files (*.jsonl, *.csv, *.tsv) or a Hub dataset repo id "
-                                    "holding them; IRSC has no public release to default to")
+                                    "holding them; no default: the paper's repository "
+                                    "(github.com/Jasaxion/IRSC_Benchmark) could not be checked, so its format is "
+                                    "not known to complexir")
     parser.add_argument("--query-column", default="query")
     parser.add_argument("--content-column", default="content")
     parser.add_argument("--query-language-column", default="query_language")

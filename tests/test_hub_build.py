@@ -44,7 +44,7 @@ def releases(hub) -> dict[str, str]:
             "dataset", "hazyresearch/LoCoV1-Queries", _upstream("locov1") / "LoCoV1-Queries"),
         # the release has no document text: corpus/ stands in for the external collections
         "hltcoe/coveragebench": hub.put_folder("dataset", "hltcoe/coveragebench", cov, skip=("corpus/",)),
-        # IRSC has no public release: a dataset repo of pair files, as a user would push them
+        # IRSC has no release complexir can read: a dataset repo of pair files, as a user would push them
         "complexir-tester/irsc-pairs": hub.put_folder("dataset", "complexir-tester/irsc-pairs", _upstream("irsc")),
     }
 

@@ -3,8 +3,8 @@ own format but no ``complexir/<benchmark>`` repo.
 
 A task then builds its benchmark from the upstream release once into ``COMPLEXIR_CACHE`` (two racing processes
 build it once), scores what a local build of the same release scores, reads the cache later without building,
-offline too; a build killed before it finished leaves nothing that is read; IRSC, which has no public release,
-says in one line how to build it. Plain ``mteb run`` (through the hook) and ``complexir run --data-dir hub`` both
+offline too; a build killed before it finished leaves nothing that is read; IRSC, which has no release complexir can
+read, says in one line how to build it. Plain ``mteb run`` (through the hook) and ``complexir run --data-dir hub`` both
 work.
 """
 
@@ -335,6 +335,7 @@ def test_irsc_without_a_repo_says_in_one_line_how_to_build_it(bare_hub, tmp_path
                         _env(server, tmp_path))
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("FileNotFoundError: complexir/irsc is not on the Hub, and IRSC has no public release")
+    assert last.startswith("FileNotFoundError: complexir/irsc is not on the Hub, and IRSC has no release complexir "
+                           "knows how to read")
     assert "`complexir build irsc --source PAIRS --out DATA/irsc`" in last
     assert not (tmp_path / "cache").exists()

@@ -28,18 +28,6 @@ SYSTEM_PREFIX = "release"
 RUNS_KIND = "runs"
 MEASURES = (("nDCG@20", "ndcg_at_20"), ("α-nDCG@20", "alpha_ndcg_at_20"), ("StRecall@20", "strecall_at_20"))
 
-# The values the paper's text gives (Tables 2-3 themselves were not reachable; ../shared/PUBLISHED.md):
-# (subset, first stage, reranker or None, score key) -> value
-PUBLISHED: dict[tuple[str, str, str | None, str], float] = {
-    ("neuclir_2024", "qwen3-8b", None, "ndcg_at_20"): 0.819,
-    ("neuclir_2024", "qwen3-8b", "rank1", "ndcg_at_20"): 0.821,
-    ("neuclir_2024", "qwen3-8b", None, "strecall_at_20"): 0.836,
-    ("neuclir_2024", "qwen3-8b", "rank1", "strecall_at_20"): 0.786,
-    ("crux_multinews", "qwen3-8b", "qwen3-reranker", "ndcg_at_20"): 0.620,
-    ("crux_multinews", "qwen3-8b", "rank1", "strecall_at_20"): 0.831,
-}
-
-
 def system_of(run: str) -> tuple[str | None, str | None]:
     """(first stage, reranker) a released run's name says: ``bm25`` or ``qwen3-8b``, then ``rank1``,
     ``qwen3-reranker`` or None; (None, None) when the name says neither first stage."""
@@ -51,8 +39,18 @@ def system_of(run: str) -> tuple[str | None, str | None]:
 
 
 def published(subset: str, run: str, key: str) -> float | None:
-    first, reranker = system_of(run)
-    return PUBLISHED.get((subset, first, reranker, key)) if first else None
+    """The value the paper gives for the released run ``run`` on collection ``subset`` (``complexir.published``'s
+    CoverageBench data, whose ``release_runs`` say which run each published system is), or None."""
+    from complexir import published as published_data
+    from complexir.tasks.coveragebench import RETRIEVAL_TASKS
+
+    system = system_of(run)
+    if system[0] is None:
+        return None
+    data = published_data.load("CoverageBench")
+    tasks = [cls.metadata.name for cls in RETRIEVAL_TASKS if cls.layout_subsets["default"] == subset]
+    return next((v.value for task in tasks for v in data.for_task(task, key)
+                 if data.release_runs.get(v.system) == system), None)
 
 
 def released_search(folder: Path, name: str) -> Any:
