@@ -7,7 +7,7 @@ import argparse
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "compare", help="compare systems' results: means with 95% intervals, paired tests with Holm's correction, "
+        "compare", help="compare systems' results: means with 95%% intervals, paired tests with Holm's correction, "
                         "Judged@10 and the papers' published numbers (compare.md/.tex/.json and charts)")
     parser.add_argument("results", nargs="+", metavar="RESULTS",
                         help="result folders of `complexir run` / `mteb run` (each may hold several systems)")
