@@ -51,9 +51,6 @@ class FixedRunsSetup:
     streams_corpus: bool = True  # the corpus is never read as text: its ids come from the shards
     docs: dict[str, float] = field(default_factory=dict)
 
-    def store_summary(self) -> str:
-        return "not used (fixed runs)"
-
     def docs_per_second(self, task: str) -> float | None:
         return None
 
