@@ -99,12 +99,13 @@ def test_foundation_never_imports_the_face() -> None:
     """DESIGN.md: the layout, the spec registry and the TREC I/O import neither the CLI nor the tasks."""
     modules = _modules()
     graph = _import_graph(modules)
-    face = ("complexir.cli", "complexir.report", "complexir.push", "complexir.mteb_hook", "complexir.charts",
-            "complexir.tasks", "complexir.loading_scripts")
+    face = ("complexir.cli", "complexir.report", "complexir.compare", "complexir.push", "complexir.mteb_hook",
+            "complexir.charts", "complexir.tasks", "complexir.loading_scripts")
     foundation = ["complexir.benchmarks", "complexir.data_source", "complexir.schema", "complexir.integrity",
                   "complexir.card", "complexir.writer", "complexir.reader", "complexir.validation", "complexir.trec_io",
                   "complexir.errors", "complexir.upstream", "complexir.models", "complexir.results",
-                  "complexir.long_docs", "complexir.runs", "complexir.fusion", MTEB_INTERNALS]
+                  "complexir.long_docs", "complexir.runs", "complexir.fusion", "complexir.statistics",
+                  "complexir.published", MTEB_INTERNALS]
     for name in foundation:
         if name not in modules:
             continue
