@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,19 @@ def hub():
     server = HubServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """The tiny benchmark of tests/fixtures/report (``complexir_tiny``: one health task), registered with mteb:
+    the report and compare tests score it."""
+    folder = REFERENCE_FIXTURES / "report"
+    sys.path.insert(0, str(folder))
+    try:
+        import complexir_tiny
+    finally:
+        sys.path.remove(str(folder))
+    from complexir import mteb_hook
+
+    mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
+    return complexir_tiny

@@ -6,26 +6,10 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-FIXTURES = Path(__file__).parent / "fixtures" / "report"
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    sys.path.insert(0, str(FIXTURES))
-    try:
-        import complexir_tiny
-    finally:
-        sys.path.remove(str(FIXTURES))
-    from complexir import mteb_hook
-
-    mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
-    return complexir_tiny
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,7 @@ import hashlib
 import math
 from pathlib import Path
 
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
+from complexir.cli.argument_types import positive_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from complexir.cli import runs_options
+from complexir.cli.argument_types import positive_int
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
@@ -236,16 +237,6 @@ def render_table(rows: list[dict[str, Any]]) -> str:
                      *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown), *([judged_cell(s)] if judged else []),
                      f"{dps:,.0f}" if dps else ("cached" if r.get("encodes", True) else "-")])
     return text_table(header, body)
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
 
 
 def _check_folder_option(option: str, value: str | None) -> None:
