@@ -27,7 +27,7 @@ import numpy as np
 from complexir import statistics
 from complexir.published import published_table
 from complexir.results import ModelRun, load_runs
-from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, metric_label
+from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def _benchmark_tasks() -> dict[str, set[str]]:
 def compare(systems: list[System], *, baseline: System | None = None, measures: list[str] | None = None
             ) -> Comparison:
     """Cells, tests (Holm over the whole family) and published reference rows for ``systems``."""
-    from complexir.report import _main_score, benchmark_of, headline_metrics
+    from complexir.report import benchmark_of, headline_metrics, task_main_score
 
     out = Comparison(systems, baseline)
     out.untestable = [s.folder for s in systems if not s.run.per_query]
@@ -192,7 +192,7 @@ def compare(systems: list[System], *, baseline: System | None = None, measures: 
     for s in systems:
         for task, result in sorted(s.run.task_results.items()):
             bench = benchmark_of(task)
-            wanted = measures or headline_metrics(bench, _main_score(task))
+            wanted = measures or headline_metrics(bench, task_main_score(task))
             for split, entries in sorted(result.scores.items()):
                 for entry in entries:
                     subset = entry.get("hf_subset", "default")
@@ -215,9 +215,7 @@ def compare(systems: list[System], *, baseline: System | None = None, measures: 
             out.groups.append((bench, task, subset, split, measure))
             _task_cells(out, bench, task, subset, split, measure)
     _benchmark_cells(out, ordered, keys)
-    for kind in ("p_ttest", "p_randomisation"):  # one family: every test in the output
-        for test, adjusted in zip(out.tests, statistics.holm([t[kind] for t in out.tests]), strict=True):
-            test[f"{kind}_holm"] = adjusted
+    statistics.adjust_family(out.tests)  # one family: every test in the output
     out.published = _published_rows(out)
     return out
 
@@ -367,7 +365,7 @@ def _judged_flag(out: Comparison, system: System, bench: str, task: str, subset:
     if task == AVERAGE:
         return False
     cell = out.cell(system, bench, task, subset, split, JUDGED_KEY)
-    return cell is not None and cell["mean"] is not None and cell["mean"] < JUDGED_FLOOR
+    return cell is not None and judged_low(cell["mean"])
 
 
 def _md_cell(out: Comparison, s: System, bench: str, task: str, subset: str, split: str, measure: str) -> str:

@@ -73,7 +73,7 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
     rows = []
     for task_name, result in sorted(run.task_results.items()):
         bench = benchmark_of(task_name)
-        main_score = _main_score(task_name)
+        main_score = task_main_score(task_name)
         metrics = headline_metrics(bench, main_score)
         base_result = baseline.task_results.get(task_name) if baseline else None
         for split, entries in sorted(result.scores.items()):
@@ -106,10 +106,7 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
 def adjust_family(rows: list[Row]) -> None:
     """Holm's adjustment over every test of the report (each test type its own family), into each test's
     ``p_ttest_holm`` and ``p_randomisation_holm``."""
-    tests = [t for r in rows for t in r.tests.values()]
-    for kind in ("p_ttest", "p_randomisation"):
-        for test, adjusted in zip(tests, statistics.holm([t[kind] for t in tests]), strict=True):
-            test[f"{kind}_holm"] = adjusted
+    statistics.adjust_family([t for r in rows for t in r.tests.values()])
 
 
 def published_rows(rows: list[Row]) -> dict[str, list[str]]:
@@ -146,7 +143,8 @@ def find_task(task_name: str) -> Any:
     return cls() if cls is not None else mteb.get_task(task_name)
 
 
-def _main_score(task_name: str) -> str | None:
+def task_main_score(task_name: str) -> str | None:
+    """The main score of a registered task (None for a task complexir does not know)."""
     try:
         return find_task(task_name).metadata.main_score
     except KeyError:

@@ -4,7 +4,8 @@
   which :func:`percentile_interval` takes a 95% interval of each system's mean;
 * :func:`paired_tests`: a two-sided paired randomisation test (``scipy.stats.permutation_test``, sign flips of each
   query's pair, exact when there are few queries) and a paired t-test (``scipy.stats.ttest_rel``);
-* :func:`holm`: Holm's step-down adjustment over a family of p-values.
+* :func:`holm`: Holm's step-down adjustment over a family of p-values (:func:`adjust_family`: over a family of
+  tests).
 
 Every resampling is seeded (:data:`SEED`): the same inputs give the same numbers. ``complexir compare`` and
 ``complexir report --baseline`` both use this module.
@@ -93,11 +94,7 @@ def paired_tests(a: Sequence[float], b: Sequence[float], *, weights: Sequence[fl
     perm = stats.permutation_test((x, y), statistic, permutation_type="samples", vectorized=True,
                                   n_resamples=n_resamples, alternative="two-sided", random_state=seed)
     out["p_randomisation"] = float(perm.pvalue)
-    if w is None:
-        p_t = float(stats.ttest_rel(x, y).pvalue)
-        out["p_ttest"] = p_t if math.isfinite(p_t) else 1.0  # every difference equal: no spread to test
-    else:
-        out["p_ttest"] = math.nan
+    out["p_ttest"] = ttest_p(x, y) if w is None else math.nan
     return out
 
 
@@ -128,3 +125,12 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         out[i] = running
     return out.tolist()
+
+
+def adjust_family(tests: Sequence[dict]) -> None:
+    """Holm's adjustment over one family of tests (each :func:`paired_tests` result; the t-tests and the
+    randomisation tests each their own family), written into each test's ``p_ttest_holm`` and
+    ``p_randomisation_holm``."""
+    for kind in ("p_ttest", "p_randomisation"):
+        for test, adjusted in zip(tests, holm([t[kind] for t in tests]), strict=True):
+            test[f"{kind}_holm"] = adjusted

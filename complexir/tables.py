@@ -18,6 +18,11 @@ from complexir.statistics import N_RESAMPLES
 METRIC_LABELS = {"doc_token_share_seen": "tokens seen"}
 JUDGED_KEY = "judged_at_10"  # every task's Judged@10 (ir_measures' judgment rate)
 JUDGED_FLOOR = 0.5  # below it most of a task's top 10 is unjudged: its scores are lower bounds
+
+
+def judged_low(value: object) -> bool:
+    """Whether a Judged@10 value is below :data:`JUDGED_FLOOR` (None or a non-number: not known, so not low)."""
+    return isinstance(value, (int, float)) and value < JUDGED_FLOOR
 SECTION_START = "<!-- complexir-report:start -->"
 SECTION_END = "<!-- complexir-report:end -->"
 
@@ -82,10 +87,9 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation")),
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation_holm"))]
         if judged:
-            low = r.judged is not None and r.judged < JUDGED_FLOOR
-            cells.append(fmt_score(r.judged) + (" ⚠" if low else ""))
+            cells.append(fmt_score(r.judged) + (" ⚠" if judged_low(r.judged) else ""))
         lines.append("| " + " | ".join(cells) + " |")
-    low = [f"{r.task} ({r.subset})" for r in rows if r.judged is not None and r.judged < JUDGED_FLOOR]
+    low = [f"{r.task} ({r.subset})" for r in rows if judged_low(r.judged)]
     if low:
         lines += ["", f"⚠ Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of the top 10 has no judgment and "
                   "counts as non-relevant: these scores are lower bounds."]

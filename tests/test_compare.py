@@ -137,18 +137,23 @@ def test_markdown_tex_and_chart_are_written(compared):
     assert list(out.glob("compare-*.png"))
 
 
-def test_refuses_results_of_different_data(three_runs, tmp_path):
-    from complexir.compare import make_compare
-
-    copy = tmp_path / "other"
-    shutil.copytree(three_runs["short8"], copy)
+def copy_with_data_revision(results: Path, copy: Path, revision: str) -> Path:
+    """A copy of a result folder whose result and per-query files say they scored the data ``revision``."""
+    shutil.copytree(results, copy)
     for file in [*copy.glob("results/*/*/*.json"), *copy.glob("per_query/*/*/*.json")]:
         payload = json.loads(file.read_text())
         if "dataset_revision" in payload:
-            payload["dataset_revision"] = "local-complexir_tiny-0000000000000000"
+            payload["dataset_revision"] = revision
         if "data" in payload:
-            payload["data"]["revision"] = "local-complexir_tiny-0000000000000000"
+            payload["data"]["revision"] = revision
         file.write_text(json.dumps(payload))
+    return copy
+
+
+def test_refuses_results_of_different_data(three_runs, tmp_path):
+    from complexir.compare import make_compare
+
+    copy = copy_with_data_revision(three_runs["short8"], tmp_path / "other", "local-complexir_tiny-0000000000000000")
     with pytest.raises(ValueError, match=r"ComplexIRTinyHealth: .* scored data .* cannot be compared"):
         make_compare([three_runs["full"], copy], tmp_path / "cmp")
 
@@ -291,15 +296,8 @@ def test_benchmark_average_cell_and_its_tests():
 def test_demo_results_are_refused_unless_allowed_then_labelled(three_runs, tmp_path):
     from complexir.compare import make_compare
 
-    demo = tmp_path / "demo"
-    shutil.copytree(three_runs["short8"], demo)
-    for file in [*demo.glob("results/*/*/*.json"), *demo.glob("per_query/*/*/*.json")]:
-        payload = json.loads(file.read_text())
-        if "dataset_revision" in payload:
-            payload["dataset_revision"] = "complexir-demo-complexir_tiny-0000000000000000"
-        if "data" in payload:
-            payload["data"]["revision"] = "complexir-demo-complexir_tiny-0000000000000000"
-        file.write_text(json.dumps(payload))
+    demo = copy_with_data_revision(three_runs["short8"], tmp_path / "demo",
+                                   "complexir-demo-complexir_tiny-0000000000000000")
     with pytest.raises(ValueError, match="cannot be compared as benchmark results.*--allow-demo"):
         make_compare([demo, tmp_path / "demo"], tmp_path / "cmp")
     shutil.copytree(demo, tmp_path / "demo2")

@@ -22,7 +22,7 @@ from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
-from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, metric_label
+from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
 
 logger = logging.getLogger(__name__)
 
@@ -203,15 +203,13 @@ def one_line_reason(error: BaseException) -> str:
 
 def judged_cell(scores: dict[str, Any]) -> str:
     """The Judged@10 column: the fraction, flagged ``(!)`` when below :data:`JUDGED_FLOOR`."""
-    value = scores.get(JUDGED_KEY)
-    flag = " (!)" if isinstance(value, (int, float)) and value < JUDGED_FLOOR else ""
-    return fmt_score(value) + flag
+    return fmt_score(scores.get(JUDGED_KEY)) + (" (!)" if judged_low(scores.get(JUDGED_KEY)) else "")
 
 
 def judged_note(rows: list[dict[str, Any]]) -> str | None:
     """One line naming the tasks whose Judged@10 is below the floor, or None."""
-    low = [f"{r['task']} ({r['subset']})" for r in rows if not r.get("failed")
-           and isinstance(r["scores"].get(JUDGED_KEY), (int, float)) and r["scores"][JUDGED_KEY] < JUDGED_FLOOR]
+    low = [f"{r['task']} ({r['subset']})" for r in rows
+           if not r.get("failed") and judged_low(r["scores"].get(JUDGED_KEY))]
     if not low:
         return None
     return (f"(!) Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of their top 10 has no judgment and counts "
@@ -277,9 +275,6 @@ def run(args: argparse.Namespace) -> int:
     model, saved_runs = runs_options.save_runs_writer(args, model, tasks, output)  # --save-runs
     meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
 
-    def docs_per_second(task: str) -> float | None:
-        return setup.docs_per_second(task)
-
     rows = []
     results = []
     data: dict[str, Any] = {}  # benchmark → the provenance of the data its tasks scored
@@ -308,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         setup.close()
         runs_options.close_save_runs(saved_runs)
+    # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
+    encodes = getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None
     for task, task_result in results:
         for split, entries in task_result.scores.items():
             for scores in entries:
@@ -315,9 +312,7 @@ def run(args: argparse.Namespace) -> int:
                     "benchmark": BENCHMARK_OF[task_result.task_name], "task": task_result.task_name,
                     "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
                     "main_name": task.metadata.main_score,
-                    "docs_per_second": docs_per_second(task_result.task_name),
-                    # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
-                    "encodes": getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None,
+                    "docs_per_second": setup.docs_per_second(task_result.task_name), "encodes": encodes,
                 })
     experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
