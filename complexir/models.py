@@ -156,7 +156,7 @@ def load_model(
         folder = Path(name_or_path).expanduser().resolve()
         meta = None
     else:  # a Hub model: mteb's own loader (downloads, or reads the Hugging Face cache offline)
-        if not _in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
+        if not in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
             check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
         with _backend_errors(backend):
             model = mteb.get_model(name_or_path, **experiment)
@@ -180,7 +180,8 @@ def load_model(
     return _renamed(model, model_name, max_seq_length)
 
 
-def _in_mteb_registry(name: str) -> bool:
+def in_mteb_registry(name: str) -> bool:
+    """Whether mteb's registry knows ``name`` (its entry then says how the model loads)."""
     try:
         mteb.get_model_meta(name)
     except KeyError:

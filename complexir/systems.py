@@ -240,7 +240,8 @@ class SearchSetup:
         return self.search is not None
 
     def store_summary(self) -> str:
-        return self.stored.counts.summary() if self.stored is not None else "not used (this system encodes no vectors)"
+        """What the embedding store did (``complexir run`` asks only a setup that has one)."""
+        return self.stored.counts.summary()
 
     def docs_per_second(self, task: str) -> float | None:
         """The rate the run table shows: documents a searcher indexed, pairs a cross-encoder scored, documents
@@ -283,8 +284,8 @@ def build_search_model(system: System, args: Any) -> SearchSetup:
         timed = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
         _rename(timed, model_name)
         return SearchSetup(model=timed, system=system, timed=timed)
-    if system.kind == RUNS:
-        return SearchSetup(model=runs_search(system.name, model_name or Path(system.name).name), system=system)
+    if system.kind == RUNS:  # scored as they are, with their own checks: complexir.cli.runs_options
+        raise ValueError("fixed runs are set up by complexir.cli.runs_options.fixed_runs_setup, not as a model")
     # two-stage: the first stage as it would run alone, then the cross-encoder over its top rerank_depth
     first = system.first_stage
     assert first is not None
@@ -408,12 +409,12 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
     ``complexir.models.load_model`` names a local folder); never loaded as a bi-encoder."""
     import mteb
 
-    from complexir.models import check_remote_code, folder_revision, read_model_configs
+    from complexir.models import check_remote_code, folder_revision, in_mteb_registry, read_model_configs
     from complexir.upstream.release import local_folder
 
     folder = local_folder(name_or_path, "--model")
     if folder is None:  # mteb's own loader: its registry entry, else the Hub repo's config
-        if registry_kind(name_or_path) is None:
+        if not in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
             check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
         return mteb.get_model(name_or_path, **({"trust_remote_code": True} if trust_remote_code else {}))
     from mteb.models import CrossEncoderWrapper
@@ -429,15 +430,14 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
 
 
 def runs_search(path: str, name: str) -> Any:
-    """Fixed rankings of a runs folder as an mteb search model (``complexir.runs.FixedRunsSearch``)."""
+    """Fixed rankings of a runs folder as an mteb search model (``complexir.runs.FixedRunsSearch``): a two-stage
+    system's first stage."""
     if not Path(path).expanduser().is_dir():
         raise SystemRefused(f"{path}: a first stage of fixed runs is a runs folder (<Task>/<subset>/<split>.trec, "
                             "as --save-runs writes it), not a single file")
-    try:
-        runs = importlib.import_module("complexir.runs")
-    except ImportError:
-        raise SystemRefused("runs as a system need complexir.runs (not in this installation)") from None
-    return runs.FixedRunsSearch(runs.RunsFolder(path), name)
+    from complexir.runs import FixedRunsSearch, RunsFolder
+
+    return FixedRunsSearch(RunsFolder(path), name)
 
 
 # -- the search models -----------------------------------------------------------------------------------------

@@ -115,10 +115,10 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
 
     import mteb
 
-    from complexir.cli.engine_options import build_search
     from complexir.cli.run_cmd import add_parser, demo_data_dir, select_tasks
     from complexir.data_source import DataSource
     from complexir.models import EncodeCounter, load_model
+    from complexir.systems import build_dense_search
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers())
@@ -127,7 +127,8 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
     for engine in ("mteb", "local", "ray"):
         args = parser.parse_args(["run", "--engine", engine, "--workers", "2", "--batch-docs", "4",
                                   "--cache", str(tmp_path / "store" / engine)])
-        setup = build_search(args, EncodeCounter(base), long_docs=False)
+        setup = build_dense_search(args, EncodeCounter(base), long_docs=False, model=args.model,
+                                   model_name=args.model_name)
         tasks = select_tasks(None, TASKS, DataSource.local(demo_data_dir()), ["test"])
         for task in tasks:  # as `complexir run` does: local and ray stream the parquet shards
             task.corpus_from_shards = setup.streams_corpus

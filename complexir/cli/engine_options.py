@@ -1,4 +1,4 @@
-"""``complexir run``'s search engine and embedding store options, and the model they make for ``mteb.evaluate``.
+"""``complexir run``'s search engine and embedding store options (``complexir.systems`` builds the model they make).
 
 Engines: ``local`` (default) is the streaming exact search in this process; ``ray`` spreads its corpus batches
 over Ray actors; ``mteb`` is MTEB's own in-memory search. A searcher or a cross-encoder runs in this process
@@ -10,14 +10,6 @@ can reach); without it the run uses a temporary store, so a text shared by tasks
 from __future__ import annotations
 
 import argparse
-import logging
-from typing import Any
-
-from complexir.systems import SearchSetup, build_dense_search
-
-logger = logging.getLogger(__name__)
-
-__all__ = ["ENGINES", "SearchSetup", "add_engine_arguments", "build_search"]
 
 ENGINES = ("local", "ray", "mteb")
 
@@ -38,8 +30,3 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-docs", type=int, default=None,
                         help="--engine local/ray: documents per corpus batch (shard) (default: 8192)")
 
-
-def build_search(args: argparse.Namespace, encoder: Any, *, long_docs: bool) -> SearchSetup:
-    """The model to evaluate: a dense ``encoder`` over the embedding store, searched by the chosen engine
-    (``complexir.systems.build_dense_search``; what a system is and how it is built lives there)."""
-    return build_dense_search(args, encoder, long_docs=long_docs, model=args.model, model_name=args.model_name)
