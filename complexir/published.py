@@ -8,6 +8,7 @@ different values), both values are kept and :func:`inconsistencies` names them. 
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,7 @@ def benchmarks() -> list[str]:
     return sorted(_files())
 
 
+@functools.cache  # the packaged files do not change while a process runs
 def load(benchmark: str) -> Published:
     """A benchmark's published numbers (the name in any case); ValueError listing the known ones otherwise."""
     files = _files()

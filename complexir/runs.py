@@ -166,7 +166,7 @@ class RunsFolder:
             if not any(entry[0] == task for entry in self._files):
                 raise RunsError(f"{self.path / MANIFEST}: task {task!r} is listed but has no run file")
         self._runs: dict[Entry, Results] = {}
-        self._digest: str | None = None
+        self._file_digests: dict[Entry, str] | None = None
 
     @classmethod
     def of_file(cls, path: str | os.PathLike[str], task: str, hf_subset: str, split: str) -> RunsFolder:
@@ -179,7 +179,7 @@ class RunsFolder:
         folder.manifest = {}
         folder._files = {(task, hf_subset, split): file}
         folder._runs = {}
-        folder._digest = None
+        folder._file_digests = None
         return folder
 
     def _read_manifest(self) -> dict[str, Any]:
@@ -203,23 +203,24 @@ class RunsFolder:
         return self.manifest.get("system")
 
     @property
+    def file_digests(self) -> dict[Entry, str]:
+        """Each run file's sha256, in entry order (each file hashed once)."""
+        if self._file_digests is None:
+            self._file_digests = {entry: file_digest(file) for entry, file in sorted(self._files.items())}
+        return self._file_digests
+
+    @property
     def digest(self) -> str:
         """sha256 over every run file (its path in the folder and its bytes): what names a hand-made folder."""
-        if self._digest is None:
-            digest = hashlib.sha256()
-            for entry, file in sorted(self._files.items()):
-                digest.update("/".join(entry).encode() + b"\0" + file_digest(file).encode() + b"\n")
-            self._digest = digest.hexdigest()
-        return self._digest
+        digest = hashlib.sha256()
+        for entry, file_sha in self.file_digests.items():
+            digest.update("/".join(entry).encode() + b"\0" + file_sha.encode() + b"\n")
+        return digest.hexdigest()
 
     @property
     def revision(self) -> str:
         """``runs.json``'s revision, else ``runs-<digest of the run files>``."""
         return self.manifest.get("revision") or f"runs-{self.digest[:16]}"
-
-    @property
-    def depth(self) -> int | None:
-        return self.manifest.get("depth")
 
     def tasks(self) -> list[str]:
         return sorted({task for task, _, _ in self._files})
@@ -251,7 +252,7 @@ class RunsFolder:
         """What names these runs wherever a score made from them is filed: the folder, its digest and every file's."""
         return {"runs": str(self.path.resolve()), "system": self.system, "revision": self.revision,
                 "sha256": self.digest,
-                "files": {"/".join(entry): file_digest(file) for entry, file in sorted(self._files.items())}}
+                "files": {"/".join(entry): sha for entry, sha in self.file_digests.items()}}
 
     def describe(self) -> str:
         made = f"made by {self.system}, " if self.system else ""
@@ -419,7 +420,8 @@ class FixedRunsSearch:
 
 def as_search_model(model: Any) -> Any:
     """``model`` as MTEB's retrieval would search with it: an encoder in MTEB's ``SearchEncoderWrapper``, a
-    cross-encoder in its ``SearchCrossEncoderWrapper``, a search model as it is."""
+    cross-encoder in its ``SearchCrossEncoderWrapper``, a search model as it is (CRUMB's MaxP wraps its model
+    with this too)."""
     from mteb.models import (
         CrossEncoderProtocol,
         EncoderProtocol,
@@ -428,12 +430,12 @@ def as_search_model(model: Any) -> Any:
         SearchProtocol,
     )
 
-    if isinstance(model, SearchProtocol):
-        return model
-    if isinstance(model, EncoderProtocol):
+    if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
         return SearchEncoderWrapper(model)
     if isinstance(model, CrossEncoderProtocol):
         return SearchCrossEncoderWrapper(model)
+    if isinstance(model, SearchProtocol):
+        return model
     raise TypeError(f"expected an Encoder, CrossEncoder or Search model, got {type(model)}")
 
 

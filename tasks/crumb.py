@@ -38,17 +38,11 @@ from typing import Any, ClassVar
 from datasets import concatenate_datasets
 from mteb import Benchmark
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
-from mteb.models import (
-    CrossEncoderProtocol,
-    EncoderProtocol,
-    SearchCrossEncoderWrapper,
-    SearchEncoderWrapper,
-    SearchProtocol,
-)
 
 from complexir import reader
 from complexir.benchmarks import CRUMB, SubsetSpec
 from complexir.mteb_internals import card_dataset_loader
+from complexir.runs import as_search_model
 
 from .layout_task import (
     QUERY_MEAN_PREFIXES,
@@ -119,17 +113,6 @@ def top_documents(scores: dict[str, float], k: int) -> dict[str, float]:
     if len(scores) <= k:
         return scores
     return dict(sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)[:k])
-
-
-def as_search_model(model: Any) -> Any:
-    """``model`` as an MTEB search model, wrapped the way MTEB wraps it for retrieval."""
-    if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
-        return SearchEncoderWrapper(model)
-    if isinstance(model, CrossEncoderProtocol):
-        return SearchCrossEncoderWrapper(model)
-    if isinstance(model, SearchProtocol):
-        return model
-    raise TypeError(f"expected an Encoder, CrossEncoder or Search model, got {type(model)}")
 
 
 class CRUMBSearch:

@@ -58,37 +58,34 @@ def fuse(args: argparse.Namespace) -> int:
     folders = [RunsFolder(p) for p in inputs]
     entries = folders[0].entries()
     for folder in folders[1:]:  # every input ranks the same tasks, subsets and splits
-        for entry in set(entries) ^ set(folder.entries()):
-            lacking = folder if entry not in folder.entries() else folders[0]
+        theirs = set(folder.entries())
+        for entry in set(entries) ^ theirs:
+            lacking = folder if entry not in theirs else folders[0]
             raise RunsError(f"{lacking.path_of(*entry)}: no run for task {entry[0]} (subset {entry[1]}, split "
                             f"{entry[2]}), which {'the first' if lacking is folder else 'another'} runs folder has")
     digest = hashlib.sha256(f"{method} {args.depth}".encode())
     for folder in folders:
         digest.update(folder.digest.encode())
     writer = RunsFolderWriter(out, name, f"fusion-{digest.hexdigest()[:16]}", args.depth)
-    for task in folders[0].tasks():
-        _same_data(folders, task)
+    data = {task: _same_data(folders, task) for task in folders[0].tasks()}  # refused before anything is written
     for entry in entries:
         runs = [folder.run(*entry) for folder in folders]
         fused = fuse_runs(runs, args.method, args.k)
-        writer.write(*entry, fused, data=_same_data(folders, entry[0]),
-                     depth=min(args.depth or math.inf, _deepest([fused])))
+        deepest = max(map(len, fused.values()), default=0) or 1
+        writer.write(*entry, fused, data=data[entry[0]], depth=min(args.depth or math.inf, deepest))
     writer.close()
     print(f"fused {len(folders)} runs folders by {method} into {out.resolve()}: {len(entries)} run file(s), "
           f"system {name}")
     return 0
 
 
-def _deepest(runs: list[dict[str, dict[str, float]]]) -> int:
-    return max((len(docs) for run in runs for docs in run.values()), default=0) or 1
-
-
 def _same_data(folders: list, task: str) -> dict | None:
     """The data the inputs ranked for ``task``, which must be the same data (as their runs.json record it)."""
     from complexir.runs import RunsError
 
-    known = {(f.path, f.data(task)["revision"]) for f in folders if f.data(task)}
+    recorded = [(f.path, f.data(task)) for f in folders]
+    known = {(path, data["revision"]) for path, data in recorded if data}
     if len({revision for _, revision in known}) > 1:
         described = ", ".join(f"{path}: {revision}" for path, revision in sorted(known, key=str))
         raise RunsError(f"{task}: the runs ranked different data ({described}); fuse runs of the same data")
-    return next((f.data(task) for f in folders if f.data(task)), None)
+    return next((data for _, data in recorded if data), None)

@@ -136,16 +136,18 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
     by_run: dict[str, dict[tuple[str, str], dict[str, dict[str, float]]]] = defaultdict(dict)
     revisions: dict[str, str] = {}
     for task in tasks:
+        revision = release_revision(task)  # the card's, read once per task
         for split in splits:
             for run, results in read_release_runs(task, split).items():
                 by_run[run][(task.metadata.name, split)] = results
-                revisions.setdefault(run, release_revision(task))
+                revisions.setdefault(run, revision)
     if not by_run:
         raise FileNotFoundError("no <subset>-runs config in the data read: build CoverageBench with this complexir "
                                 "(it keeps every released run) and pass --data-dir")
     from complexir.runs import RunsFolderWriter
 
     subset_of = {t.metadata.name: t.layout_subsets["default"] for t in tasks}
+    by_name = {t.metadata.name: t for t in tasks}
     scores: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
     for run in sorted(by_run):
         name = f"{SYSTEM_PREFIX}/{run}"
@@ -153,8 +155,7 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
         folder = output / "release-runs" / run.replace("/", "__")
         writer = RunsFolderWriter(folder, name, revisions[run], depth=None)
         for (task_name, split), results in by_run[run].items():
-            task = next(t for t in tasks if t.metadata.name == task_name)
-            writer.write(task_name, "default", split, results, data=task.data_provenance().as_dict())
+            writer.write(task_name, "default", split, results, data=by_name[task_name].data_provenance().as_dict())
         writer.close()
         model = released_search(folder, name)
         meta = model.mteb_model_meta

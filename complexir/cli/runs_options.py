@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +47,7 @@ class FixedRunsSetup:
     """What ``complexir run`` evaluates and reports for ``--runs`` (the counterpart of ``SearchSetup``)."""
 
     model: Any  # the FixedRunsSearch
-    search: Any | None = None
     streams_corpus: bool = True  # the corpus is never read as text: its ids come from the shards
-    docs: dict[str, float] = field(default_factory=dict)
 
     def docs_per_second(self, task: str) -> float | None:
         return None
@@ -60,7 +58,7 @@ class FixedRunsSetup:
 
 def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSetup:
     """The ``FixedRunsSearch`` of ``--runs``, every task, subset and split to run checked up front to have a run."""
-    from complexir.runs import FixedRunsSearch, RunsFolder, read_run_file
+    from complexir.runs import FixedRunsSearch, RunsFolder
 
     model_options = [option for option, given in (("--model", args.model), ("--max-seq-length", args.max_seq_length),
                                                   ("--backend", args.backend != "torch"),
@@ -89,7 +87,7 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
                         f"split {missing[0][2]}); {len(missing)} of {len(wanted)} task/subset/split(s) missing "
                         f"from {folder.path}")
     for entry in wanted:  # every file parsed now (format, NaN/inf, repeats): refused before anything is scored
-        read_run_file(folder.path_of(*entry))
+        folder.run(*entry)
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
 
@@ -130,7 +128,9 @@ def close_save_runs(writer: Any) -> None:
     """``runs.json`` for the run files written (none written: nothing to describe)."""
     if writer is not None and writer.tasks:
         writer.close()
-        print(f"runs: {sum(1 for _ in writer.path.glob('*/*/*.trec'))} run file(s) in {writer.path.resolve()} "
+        from complexir.runs import SUFFIX
+
+        print(f"runs: {sum(1 for _ in writer.path.glob(f'*/*/*{SUFFIX}'))} run file(s) in {writer.path.resolve()} "
               f"(depth {writer.depth})")
 
 
