@@ -304,7 +304,8 @@ def build_coveragebench(
         task_categories=["text-retrieval"], task_ids=["document-retrieval"],
     )
     stats: dict[str, dict[str, Any]] = {}
-    local_docs = [p for src in sources.values() for p in src.local_paths()]
+    # the writer refuses an --out inside any of these (a shards folder as a whole, not only its files)
+    local_docs = [Path(s.location) for s in sources.values() if s.kind in ("jsonl", "trec")]
     with BenchmarkWriter(out_dir, card, overwrite=overwrite, progress=progress, inputs=[root, *local_docs],
                          before_swap=before_swap) as writer:
         for subset in wanted:

@@ -73,3 +73,15 @@ def tiny():
 
     mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
     return complexir_tiny
+
+
+@pytest.fixture(scope="session")
+def coveragebench_demo(tmp_path_factory) -> Path:
+    """A data dir holding CoverageBench built from the demo release of tests/fixtures/coveragebench (read only:
+    the CoverageBench and released-runs tests score it)."""
+    from complexir.loading_scripts.coveragebench import build_coveragebench
+
+    data = tmp_path_factory.mktemp("demo")
+    build_coveragebench(REFERENCE_FIXTURES / "coveragebench" / "demo_upstream", data / "coveragebench", progress=False,
+                        docs={"cast2020": "jsonl:corpus/cast2020.jsonl", "crux_duc04": "corpus/crux_duc04.jsonl"})
+    return data

@@ -290,14 +290,6 @@ def test_trec_errors_carry_file_and_line(tmp_path):
 
 
 # -- the task's numbers against the reference tools ---------------------------------------------------
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    data = tmp_path_factory.mktemp("demo")
-    build_coveragebench(DEMO_UPSTREAM, data / "coveragebench", progress=False,
-                        docs={"cast2020": "jsonl:corpus/cast2020.jsonl", "crux_duc04": "corpus/crux_duc04.jsonl"})
-    return data
-
-
 def _fixed_run(task, subset: str) -> dict[str, dict[str, float]]:
     """Every document of the corpus for every topic, with coarse scores so that many tie."""
     corpus = [r["id"] for r in load(Path(task.data_dir) / "coveragebench", subset, "corpus")]
@@ -308,14 +300,14 @@ def _fixed_run(task, subset: str) -> dict[str, dict[str, float]]:
 
 
 @pytest.mark.parametrize("task_name", ["CoverageBenchCAsT2020", "CoverageBenchCRUXDUC04"])
-def test_task_scores_equal_ir_measures_and_pyndeval(demo_dir, task_name):
+def test_task_scores_equal_ir_measures_and_pyndeval(coveragebench_demo, task_name):
     ir_measures = pytest.importorskip("ir_measures")
     pyndeval = pytest.importorskip("pyndeval")
     from complexir.tasks import TASKS_BY_NAME
     from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
 
     task = TASKS_BY_NAME[task_name]()
-    task.data_dir = demo_dir
+    task.data_dir = coveragebench_demo
     task.load_data()
     subset = task.layout_subsets["default"]
     qrels = task.dataset["default"]["test"]["relevant_docs"]
@@ -375,15 +367,16 @@ def test_task_scores_equal_ir_measures_and_pyndeval(demo_dir, task_name):
     assert means["judged_queries"] == len(judged)
 
     # and the judgments the task reads are the build's nuggets config, unchanged
-    assert nugget_judgments(load(demo_dir / "coveragebench", subset, "nuggets")) == {
+    assert nugget_judgments(load(coveragebench_demo / "coveragebench", subset, "nuggets")) == {
         q: task._coverage_judgments[("default", "test")][q] for q in qrels}
-    assert qrels_dict(load(demo_dir / "coveragebench", subset, "qrels")) == qrels
+    assert qrels_dict(load(coveragebench_demo / "coveragebench", subset, "qrels")) == qrels
 
 
-def test_complexir_run_prints_coverage_columns(demo_dir, tmp_path, capsys):
+def test_complexir_run_prints_coverage_columns(coveragebench_demo, tmp_path, capsys):
     from complexir.cli.main import main
 
-    code = main(["run", "--benchmark", "CoverageBench", "--data-dir", str(demo_dir), "--output", str(tmp_path)])
+    code = main(["run", "--benchmark", "CoverageBench", "--data-dir", str(coveragebench_demo),
+                 "--output", str(tmp_path)])
     assert code == 0
     out = capsys.readouterr().out
     assert "α-nDCG@20" in out and "StRecall@20" in out

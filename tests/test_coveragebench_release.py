@@ -219,26 +219,19 @@ def test_pinned_document_args_keep_the_file_selection():
 
 
 # -- the released runs as systems ----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    data = tmp_path_factory.mktemp("demo")
-    build_coveragebench(DEMO_UPSTREAM, data / "coveragebench", progress=False,
-                        docs={"cast2020": "jsonl:corpus/cast2020.jsonl", "crux_duc04": "corpus/crux_duc04.jsonl"})
-    return data
-
-
-def test_graded_crux_labels_support_from_three(demo_dir):
-    card = read_front_matter(demo_dir / "coveragebench" / "README.md")
+def test_graded_crux_labels_support_from_three(coveragebench_demo):
+    card = read_front_matter(coveragebench_demo / "coveragebench" / "README.md")
     assert card["complexir"]["support_threshold"] == {"crux_duc04": 3}  # its labels run 0-3
-    assert "at grade >= 3 (CRUX's answerability threshold)" in (demo_dir / "coveragebench" / "README.md").read_text()
+    readme = (coveragebench_demo / "coveragebench" / "README.md").read_text()
+    assert "at grade >= 3 (CRUX's answerability threshold)" in readme
 
 
-def test_release_runs_equal_ir_measures_and_pyndeval(demo_dir, tmp_path, capsys):
+def test_release_runs_equal_ir_measures_and_pyndeval(coveragebench_demo, tmp_path, capsys):
     ir_measures = pytest.importorskip("ir_measures")
     pyndeval = pytest.importorskip("pyndeval")
     from complexir.cli.main import main
 
-    assert main(["run", "--release-runs", "--benchmark", "CoverageBench", "--data-dir", str(demo_dir),
+    assert main(["run", "--release-runs", "--benchmark", "CoverageBench", "--data-dir", str(coveragebench_demo),
                  "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "release/bm25" in out and "α-nDCG@20" in out and "StRecall@20" in out and "cast2020" in out
@@ -278,7 +271,7 @@ def test_release_runs_equal_ir_measures_and_pyndeval(demo_dir, tmp_path, capsys)
                 assert per_topic["strecall_at_20"][topic] == pytest.approx(nd[topic]["strec@20"], abs=1e-9)
         # nDCG@20 on the document-level qrels the build derived (max grade over a topic's nuggets)
         doc_qrels = [ir_measures.Qrel(r["query-id"], r["corpus-id"], r["score"])
-                     for r in load(demo_dir / "coveragebench", subset, "qrels").to_list()]
+                     for r in load(coveragebench_demo / "coveragebench", subset, "qrels").to_list()]
         ref = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ 20], doc_qrels, run)}
         for topic in {q.query_id for q in doc_qrels}:
             assert per_topic["ndcg_at_20"][topic] == pytest.approx(ref.get(topic, 0.0), abs=1e-9), (subset, topic)

@@ -112,13 +112,8 @@ def parse_corpus_source(spec: str, base: Path | None = None) -> CorpusSource:
         return CorpusSource("jsonl", str(path), shown=_shown(path, base))
     if path.exists():
         return CorpusSource("jsonl" if ".jsonl" in path.name else "trec", str(path), shown=_shown(path, base))
-    import ir_datasets
-
-    try:
-        ir_datasets.registry[spec]
+    if irds_known(spec):
         return CorpusSource("irds", spec)
-    except KeyError:
-        pass
     if _looks_like_a_file(spec):  # a mistyped file name, not an id to look up on the Hub
         raise FileNotFoundError(f"--docs {spec}: no such file (nor an ir_datasets id)")
     return CorpusSource("hf", spec)
@@ -222,9 +217,9 @@ def irds_known(dataset_id: str) -> bool:
     return True
 
 
-def iter_documents(source: CorpusSource, wanted: set[str] | None = None) -> Iterator[dict[str, str]]:
+def iter_documents(source: CorpusSource) -> Iterator[dict[str, str]]:
     """Every document of ``source``, streamed (bounded memory)."""
-    for _, row in _placed_documents(source, wanted):
+    for _, row in _placed_documents(source):
         yield row
 
 

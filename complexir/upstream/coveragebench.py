@@ -257,11 +257,6 @@ def read_nuggets(path: Path, topics: dict[str, Topic]) -> dict[str, dict[str, st
     return out
 
 
-def read_baseline(path: Path) -> dict[str, dict[str, float]]:
-    """A TREC run as topic → doc → score (a malformed line raises TrecFormatError, an UpstreamFormatError)."""
-    return read_run(path)
-
-
 def run_names(paths: list[Path], root: Path) -> dict[str, Path]:
     """Each run file's name: its stem (``bm25`` for ``runs/cast2020/bm25.run``), else, where two share a stem,
     its path in the release without the suffix."""
@@ -285,7 +280,7 @@ def read_subset(root: Path, subset: str) -> SubsetRelease:
     # ``<topic_id> <nugget_num> <doc_id> <label>``: the house TREC reader (integer labels >= 0, the same
     # judgment twice only with one label), checked against the nugget TSV
     judgments = read_nugget_qrels(qrels_path, known=nuggets)
-    runs = {name: read_baseline(p) for name, p in run_names(find_run_files(root, subset), root).items()}
+    runs = {name: read_run(p) for name, p in run_names(find_run_files(root, subset), root).items()}
     for tid, topic in topics.items():
         n = len(nuggets.get(tid, {}))
         if topic.listed_nuggets and topic.listed_nuggets != n:
