@@ -1,6 +1,6 @@
 """Packaging glue that pyproject.toml cannot express: ship ``complexir_mteb.pth`` into site-packages.
 
-The ``.pth`` file installs complexir's mteb import hook (``complexir/mteb_hook.py``) so that the plain ``mteb``
+The ``.pth`` file installs complexir's mteb import hook (``complexir/mteb/hook.py``) so that the plain ``mteb``
 CLI knows our tasks. It must land at the root of site-packages in both install modes:
 
 * ``pip install .`` (wheel): ``build_py`` copies it to the root of ``build_lib``, which becomes the root of

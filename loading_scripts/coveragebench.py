@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from complexir.benchmarks import COVERAGEBENCH
-from complexir.card import CardInfo
+from complexir.layout.card import CardInfo
+from complexir.layout.writer import BenchmarkWriter
+from complexir.registry.benchmarks import COVERAGEBENCH
 from complexir.upstream.corpus import (
     CorpusSource,
     irds_known,
@@ -46,7 +47,6 @@ from complexir.upstream.corpus import (
 from complexir.upstream.coveragebench import SPLIT, SubsetRelease, available_subsets, read_subset
 from complexir.upstream.options import add_build_arguments
 from complexir.upstream.release import resolve_release
-from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 
@@ -386,7 +386,7 @@ def _docs_language_arg(values: list[str]) -> dict[str, str]:
 
 def pinned_document_args(documents: dict[str, str]) -> list[str]:
     """``--docs SUBSET=hf:<repo>@<commit>[:<config>][?...]`` for each subset whose collection is a Hub dataset
-    named in ``documents`` (source -> commit): what a build into the cache (``complexir.build_cache``) passes, so
+    named in ``documents`` (source -> commit): what a build into the cache (``complexir.hub.build_cache``) passes, so
     that it reads the commits its cache key names. ir_datasets collections need no argument (the installed
     ir_datasets is the version the key names)."""
     pinned = []

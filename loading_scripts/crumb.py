@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from complexir.benchmarks import CRUMB
-from complexir.card import CardInfo
-from complexir.errors import UpstreamFormatError
+from complexir.layout.card import CardInfo
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.writer import BenchmarkWriter
+from complexir.registry.benchmarks import CRUMB
 from complexir.upstream import iter_jsonl, string_field
 from complexir.upstream.options import add_build_arguments
 from complexir.upstream.release import resolve_release
-from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 

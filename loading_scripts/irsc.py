@@ -37,13 +37,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from complexir.benchmarks import IRSC
-from complexir.card import CardInfo
-from complexir.errors import UpstreamFormatError
+from complexir.layout.card import CardInfo
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.writer import BenchmarkWriter
+from complexir.registry.benchmarks import IRSC
 from complexir.upstream import iter_jsonl
 from complexir.upstream.options import add_build_arguments
 from complexir.upstream.release import resolve_release
-from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 

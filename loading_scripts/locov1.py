@@ -37,14 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from complexir.benchmarks import LOCOV1
-from complexir.card import CardInfo
-from complexir.errors import LayoutError, UpstreamFormatError
-from complexir.schema import check_name
+from complexir.layout.card import CardInfo
+from complexir.layout.errors import LayoutError, UpstreamFormatError
+from complexir.layout.schema import check_name
+from complexir.layout.writer import BenchmarkWriter
+from complexir.registry.benchmarks import LOCOV1
 from complexir.upstream import iter_jsonl, string_field
 from complexir.upstream.options import add_build_arguments
 from complexir.upstream.release import content_digest, folder_files, local_folder, resolve_release
-from complexir.writer import BenchmarkWriter
 
 logger = logging.getLogger(__name__)
 
@@ -324,7 +324,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def pinned_source_args(commits: dict[str, str]) -> list[str]:
     """The arguments naming the two upstream repos at exactly these commits (repo id -> commit): what a build
-    from the release into the cache (``complexir.build_cache``) passes."""
+    from the release into the cache (``complexir.hub.build_cache``) passes."""
     return ["--source", f"{DOCUMENTS_REPO},{QUERIES_REPO}", "--documents-revision", commits[DOCUMENTS_REPO],
             "--queries-revision", commits[QUERIES_REPO]]
 

@@ -4,7 +4,7 @@
 
 Each demo is written in its benchmark's upstream format under ``tests/fixtures/<benchmark>/demo_upstream/`` and
 built with that benchmark's own loading script, so the demo is exactly what a real build produces. What to build
-(the demo's subsets and options) is in each benchmark's spec (``complexir.benchmarks``).
+(the demo's subsets and options) is in each benchmark's spec (``complexir.registry.benchmarks``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from complexir.benchmarks import all_specs, get_spec
 from complexir.cli.main import main as complexir
+from complexir.registry.benchmarks import all_specs, get_spec
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import mteb
 
-from complexir.benchmarks import all_specs
+from complexir.registry.benchmarks import all_specs
 
 from .layout_task import LayoutRetrievalTask
 

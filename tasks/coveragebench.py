@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 import mteb
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 
-from complexir.benchmarks import COVERAGEBENCH, SubsetSpec
-from complexir.card import SUPPORT_THRESHOLD_KEY
+from complexir.layout.card import SUPPORT_THRESHOLD_KEY
+from complexir.layout.reader import load, nugget_judgments
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, parse_measure, rank_run
-from complexir.reader import load, nugget_judgments
+from complexir.registry.benchmarks import COVERAGEBENCH, SubsetSpec
 
 from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
@@ -72,7 +72,7 @@ class CoverageBenchTask(LayoutRetrievalTask):
             return False
         if not self.rerank:
             return True
-        from complexir.card import read_front_matter
+        from complexir.layout.card import read_front_matter
 
         names = {c["config_name"] for c in read_front_matter(Path(data_dir) / self.benchmark_dir / "README.md")
                  .get("configs", [])}

@@ -39,10 +39,10 @@ from datasets import concatenate_datasets
 from mteb import Benchmark
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 
-from complexir import reader
-from complexir.benchmarks import CRUMB, SubsetSpec
-from complexir.mteb_internals import card_dataset_loader
-from complexir.runs import as_search_model
+from complexir.layout import reader
+from complexir.mteb.internals import card_dataset_loader
+from complexir.registry.benchmarks import CRUMB, SubsetSpec
+from complexir.runs.folder import as_search_model
 
 from .layout_task import (
     QUERY_MEAN_PREFIXES,
@@ -129,7 +129,7 @@ class CRUMBSearch:
     """
 
     def __init__(self, model: Any, splits: dict[str, dict[str, Any]], *, maxp: bool):
-        self.model = model  # what it wraps, for tools that walk wrapper chains (complexir.models.wrapped_models)
+        self.model = model  # what it wraps, for tools that walk wrapper chains (models.wrapped_models)
         self.search_model = as_search_model(model)
         self.splits = splits
         self.maxp = maxp

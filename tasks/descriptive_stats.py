@@ -3,7 +3,8 @@
 ``AbsTask.calculate_descriptive_statistics`` holds every corpus id and text of a split in Python lists (1.6 KB a
 document: about 1.9 GB at a million documents). Here the corpus is read batch by batch, from the layout's parquet
 shards when the task hands them over (``LayoutRetrievalTask.corpus_from_shards``) or from a loaded ``Dataset``:
-lengths are summed, distinct texts counted by ``complexir.distinct.DistinctKeys`` (in memory, then on disk) and the
+lengths are summed, distinct texts counted by ``complexir.layout.distinct.DistinctKeys`` (in memory, then on disk)
+and the
 judged documents the corpus holds noted, all in one pass; mteb's own functions compute the rest (query texts,
 relevant documents, top-ranked lists) from what is small: queries and judgments. The structure and every value
 equal mteb's (tests compare them on every task).
@@ -20,8 +21,8 @@ import pyarrow as pa
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.types.statistics import RetrievalDescriptiveStatistics, TextStatistics
 
-from complexir.distinct import DistinctKeys, text_keys
-from complexir.mteb_internals import statistics_parts
+from complexir.layout.distinct import DistinctKeys, text_keys
+from complexir.mteb.internals import statistics_parts
 
 BATCH_DOCS = 16_384
 SUBSET_STATISTICS = "hf_subset_descriptive_stats"  # mteb's key for the per-subset statistics of a multilingual task

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import mteb
 
-from complexir.benchmarks import IRSC, SubsetSpec
+from complexir.registry.benchmarks import IRSC, SubsetSpec
 
 from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 

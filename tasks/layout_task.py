@@ -5,12 +5,12 @@ single subset) to a layout subset; MTEB's own ``RetrievalDatasetLoader`` then re
 ``-queries``, ``-qrels`` (and ``-top_ranked``) configs natively, from a local folder or the Hub repo in the
 task's metadata. Nothing is copied.
 
-Where the data comes from is a :class:`~complexir.data_source.DataSource` handed to the task, first match wins:
+Where the data comes from is a :class:`~complexir.hub.data_source.DataSource` handed to the task, first match wins:
 1. ``task.source`` on the instance (``complexir run`` sets it; ``task.data_dir = folder`` is the short form),
 2. ``default_source`` on the class (the mteb hook sets it from ``COMPLEXIR_DATA_DIR`` for the plain ``mteb`` CLI),
 3. the Hub repo ``metadata.dataset["path"]`` at ``metadata.dataset["revision"]``; when that repo is missing (not
    on the Hub, or offline and not cached), the benchmark built from its upstream release, once, into a local cache
-   (``complexir.build_cache``; offline, the cached build), for the subsets this task reads.
+   (``complexir.hub.build_cache``; offline, the cached build), for the subsets this task reads.
 No task reads the environment.
 
 Evaluation goes through MTEB's public entry points only: :meth:`evaluate` (MTEB's, then the judged queries
@@ -33,15 +33,16 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 from pydantic import PrivateAttr
 
-from complexir import provenance, reader
-from complexir.benchmarks import BenchmarkSpec
-from complexir.data_source import DataSource
-from complexir.folder import BenchmarkFolder
+from complexir.hub import provenance
+from complexir.hub.data_source import DataSource
+from complexir.hub.provenance import DataProvenance
+from complexir.layout import reader
+from complexir.layout.folder import BenchmarkFolder
 from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
-from complexir.mteb_internals import card_dataset_loader
-from complexir.provenance import DataProvenance
-from complexir.results import write_per_query
-from complexir.runs import ExpectsTaskIds
+from complexir.mteb.internals import card_dataset_loader
+from complexir.registry.benchmarks import BenchmarkSpec
+from complexir.runs.folder import ExpectsTaskIds
+from complexir.runs.results import write_per_query
 
 from .descriptive_stats import write_task_statistics
 
@@ -136,10 +137,10 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
                              task=self.metadata.name, upstream_build=lambda: self._build_from_upstream(source))
 
     def _build_from_upstream(self, source: DataSource) -> Path:
-        """The benchmark folder built from the upstream release (once per machine; see ``complexir.build_cache``),
+        """The benchmark folder built from the upstream release (once per machine; see ``complexir.hub.build_cache``),
         holding :meth:`upstream_subsets`; remembered, so this instance asks the Hub once."""
-        from complexir import build_cache
-        from complexir.benchmarks import get_spec
+        from complexir.hub import build_cache
+        from complexir.registry.benchmarks import get_spec
 
         spec = get_spec(self.benchmark_dir)
         folder = build_cache.ensure_built(spec, self.upstream_subsets(),
@@ -152,7 +153,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     def upstream_subsets(self) -> tuple[str, ...]:
         """The benchmark's subsets (``complexir build --subset`` names) whose build holds this task's data: by
         default those named like one of its layout subsets."""
-        from complexir.benchmarks import get_spec
+        from complexir.registry.benchmarks import get_spec
 
         layouts = set(self.layout_subsets.values())
         return tuple(name for name in get_spec(self.benchmark_dir).subset_names() if name in layouts)
@@ -222,7 +223,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         None (the corpus is loaded)."""
         if not self.corpus_from_shards:
             return None
-        from complexir.streaming_search import ParquetSource
+        from complexir.systems.streaming_search import ParquetSource
 
         return ParquetSource(self.card(path, revision).corpus_files(layout_subset))
 

@@ -12,8 +12,9 @@ scores
 * ``query_token_share_seen`` and ``queries_truncated_share``: the same for the queries, which some tasks make
   long too (report summaries, abstracts) and which every mode encodes as one truncated input.
 
-A model wrapper that encodes more than one input per document (``complexir.long_docs``) reports what it
-really encoded by implementing ``complexir.models.ReadsDocumentTokens``; a plain SentenceTransformer-based model is
+A model wrapper that encodes more than one input per document (``complexir.systems.long_docs``) reports what it
+really encoded by implementing ``complexir.systems.models.ReadsDocumentTokens``; a plain SentenceTransformer-based
+model is
 measured by its ``max_seq_length``. A model whose tokenizer cannot be found (an API model) gets no such keys
 and a warning, never a made-up number.
 """
@@ -27,8 +28,14 @@ import mteb
 import numpy as np
 from tqdm.auto import tqdm
 
-from complexir.benchmarks import LOCOV1, SubsetSpec
-from complexir.models import ReadsDocumentTokens, TokenBudget, corpus_texts, find_sentence_transformer, wrapped_models
+from complexir.registry.benchmarks import LOCOV1, SubsetSpec
+from complexir.systems.models import (
+    ReadsDocumentTokens,
+    TokenBudget,
+    corpus_texts,
+    find_sentence_transformer,
+    wrapped_models,
+)
 
 from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 

@@ -37,7 +37,7 @@ def diversity_evaluate_inputs(diversity: Path) -> tuple[list[list[str]], list[li
     """The ndeval test vector (``qrels.txt`` + ``run.txt`` in ``diversity``) as ``evaluate`` inputs: one ranked
     list of doc ids per topic (ties broken as trec_eval does) and one list of nugget judgments per topic."""
     from complexir.metrics import rank_run
-    from complexir.trec_io import read_nugget_qrels, read_run
+    from complexir.runs.trec_io import read_nugget_qrels, read_run
 
     judgments = read_nugget_qrels(diversity / "qrels.txt")
     rankings = rank_run(read_run(diversity / "run.txt"))
@@ -69,7 +69,7 @@ def tiny():
         import complexir_tiny
     finally:
         sys.path.remove(str(folder))
-    from complexir import mteb_hook
+    from complexir.mteb import hook as mteb_hook
 
     mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
     return complexir_tiny

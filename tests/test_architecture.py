@@ -88,29 +88,115 @@ def test_cycle_finder_sees_a_deferred_import_cycle():
 
 def test_package_has_no_import_cycle():
     modules = _modules()
-    assert "complexir.report" in modules and "complexir.tasks.locov1" in modules
+    assert "complexir.analysis.report" in modules and "complexir.tasks.locov1" in modules
     assert _cycles(_import_graph(modules)) == []
 
 
-MTEB_INTERNALS = "complexir.mteb_internals"
+MTEB_INTERNALS = "complexir.mteb.internals"
+
+#: The rooms of the house and the rooms each may import (its own always); docs/architecture.md shows this table.
+#: One pair of rooms points both ways, between modules that never form a cycle (checked above): ``tasks`` use
+#: ``mteb.internals``, and ``mteb.hook`` registers the tasks with mteb.
+ROOMS: dict[str, set[str]] = {
+    "metrics": set(),
+    "layout": set(),
+    "registry": set(),
+    "runs": {"layout", "metrics"},
+    "upstream": {"layout", "runs", "metrics"},
+    "mteb": {"layout", "registry", "hub", "tasks"},
+    "systems": {"layout", "upstream", "runs", "mteb"},
+    "loading_scripts": {"layout", "registry", "upstream", "metrics"},
+    "hub": {"layout", "registry", "metrics", "loading_scripts"},
+    "tasks": {"layout", "metrics", "registry", "runs", "systems", "hub", "mteb"},
+    "analysis": {"layout", "metrics", "registry", "runs", "hub", "mteb", "tasks"},
+    "api": {"layout", "metrics", "registry", "runs", "upstream", "systems", "hub", "mteb", "tasks", "loading_scripts",
+            "analysis"},
+    "cli": {"layout", "metrics", "registry", "runs", "upstream", "systems", "hub", "mteb", "tasks", "loading_scripts",
+            "analysis", "api"},
+}
+#: Modules outside every room: the package itself (``__version__``, and the API's names imported lazily) and the
+#: shim kept for code that imports the hook by its former name.
+OUTSIDE_ROOMS = {"complexir": {"api"}, "complexir.mteb_hook": {"mteb"}}
+#: Imports whose module name is computed (``import_module(spec.task_module)``): the rooms those names lie in.
+DYNAMIC = {
+    "complexir.hub.build_cache": {"loading_scripts"},  # spec.loading_script
+    "complexir.cli.build_cmd": {"loading_scripts"},
+    "complexir.cli.main": {"cli"},  # f"complexir.cli.{name}_cmd"
+    "complexir.tasks": {"tasks"},  # spec.task_module
+    "complexir.tasks.layout_task": {"tasks"},
+    "complexir.mteb.hook": {"tasks"},  # spec.task_module, and the providers (complexir.tasks, entry points)
+    "complexir.systems.kinds": {"outside"},  # a model's own loader module, and mteb's model modules
+}
 
 
-def test_foundation_never_imports_the_face() -> None:
-    """DESIGN.md: the layout, the spec registry and the TREC I/O import neither the CLI nor the tasks."""
-    modules = _modules()
-    graph = _import_graph(modules)
-    face = ("complexir.cli", "complexir.report", "complexir.compare", "complexir.push", "complexir.mteb_hook",
-            "complexir.charts", "complexir.tasks", "complexir.loading_scripts")
-    foundation = ["complexir.benchmarks", "complexir.data_source", "complexir.schema", "complexir.integrity",
-                  "complexir.card", "complexir.writer", "complexir.reader", "complexir.validation", "complexir.trec_io",
-                  "complexir.errors", "complexir.upstream", "complexir.models", "complexir.results",
-                  "complexir.long_docs", "complexir.runs", "complexir.fusion", "complexir.statistics",
-                  "complexir.published", MTEB_INTERNALS]
-    for name in foundation:
-        if name not in modules:
-            continue
-        wrong = sorted(t for t in graph[name] if t.startswith(face))
-        assert not wrong, f"{name} imports {wrong}"
+def room_of(module: str) -> str:
+    """The room a module of the package lives in: the first name under ``complexir``."""
+    if module in OUTSIDE_ROOMS:
+        return module
+    room = module.split(".")[1]
+    assert room in ROOMS or room == "cards", f"{module} lives in no room of the table (tests/test_architecture.py)"
+    return room
+
+
+def _allowed(module: str) -> set[str]:
+    room = room_of(module)
+    return {room, *(OUTSIDE_ROOMS.get(module) or ROOMS.get(room, set()))}
+
+
+def test_every_module_lives_in_a_room_and_imports_only_the_rooms_it_may() -> None:
+    graph = _import_graph(_modules())
+    wrong = [f"{name} ({room_of(name)}) imports {target} ({room_of(target)})"
+             for name, targets in graph.items() for target in sorted(targets)
+             if room_of(target) not in _allowed(name)]
+    assert not wrong, "imports against the room table:\n" + "\n".join(wrong)
+
+
+def test_the_room_table_is_the_one_the_docs_show() -> None:
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    shown = {line.split("`")[1]: line.split("|")[2] for line in page.splitlines() if line.startswith("| `")}
+    assert set(shown) == set(ROOMS), "docs/architecture.md's room table lists other rooms than ROOMS"
+    for room, allowed in ROOMS.items():
+        listed = {name for name in ROOMS if f"`{name}`" in shown[room]}
+        assert listed == allowed, f"docs/architecture.md: the rooms {room} may import differ from ROOMS"
+
+
+def _dynamic_imports(file: Path) -> tuple[set[str], int]:
+    """The literal module names a file imports through ``import_module``/``__import__``, and how many such calls
+    compute their name instead."""
+    literal, computed = set(), 0
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) == "import_module"
+                                           or getattr(node.func, "id", None) in {"import_module", "__import__"}):
+            argument = node.args[0] if node.args else None
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                literal.add(argument.value)
+            else:
+                computed += 1
+    return literal, computed
+
+
+def test_dynamic_imports_obey_the_room_table_too() -> None:
+    wrong, undeclared = [], []
+    for name, file in _modules().items():
+        literal, computed = _dynamic_imports(file)
+        wrong += [f"{name} imports {target}" for target in sorted(literal)
+                  if target.startswith("complexir.") and room_of(target) not in _allowed(name)]
+        if computed and name not in DYNAMIC:
+            undeclared.append(name)
+    assert not wrong, "dynamic imports against the room table:\n" + "\n".join(wrong)
+    assert not undeclared, f"computed imports not declared in DYNAMIC: {undeclared}"
+    for name, rooms in DYNAMIC.items():
+        assert _dynamic_imports(_modules()[name])[1], f"{name} is in DYNAMIC but computes no import name"
+        assert rooms <= _allowed(name) | {"outside"}, f"{name}: its computed imports reach rooms it may not import"
+
+
+def test_the_registry_names_task_modules_and_loading_scripts_in_their_rooms() -> None:
+    """The computed imports' names come from the registry: check the rooms they point into."""
+    from complexir.registry.benchmarks import all_specs
+
+    for spec in all_specs():
+        assert room_of(spec.task_module) == "tasks", spec.task_module
+        assert room_of(spec.loading_script) == "loading_scripts", spec.loading_script
 
 
 def mteb_private_names() -> tuple[set[str], set[str]]:
@@ -178,7 +264,7 @@ def test_only_one_module_touches_mteb_private_names() -> None:
                     and node.value not in mine:
                 hits.append(repr(node.value))
             offences += [f"{path.relative_to(REPO)}:{getattr(node, 'lineno', '?')}: {hit}" for hit in hits]
-    assert not offences, "mteb private names outside complexir/mteb_internals.py:\n" + "\n".join(offences)
+    assert not offences, "mteb private names outside complexir/mteb/internals.py:\n" + "\n".join(offences)
 
 
 def test_the_internals_module_imports_no_mteb_at_import_time() -> None:

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from complexir.card import CardInfo
 from complexir.cli.main import main
-from complexir.errors import LayoutError, UpstreamFormatError
-from complexir.validation import validate_folder
-from complexir.writer import BenchmarkWriter
+from complexir.layout.card import CardInfo
+from complexir.layout.errors import LayoutError, UpstreamFormatError
+from complexir.layout.validation import validate_folder
+from complexir.layout.writer import BenchmarkWriter
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from complexir import build_cache
-from complexir.benchmarks import COVERAGEBENCH, CRUMB
+from complexir.hub import build_cache
+from complexir.hub.provenance import built_from_upstream
 from complexir.loading_scripts import coveragebench
-from complexir.provenance import built_from_upstream
+from complexir.registry.benchmarks import COVERAGEBENCH, CRUMB
 from complexir.upstream.corpus import parse_corpus_source
 
 RELEASE = {"hltcoe/coveragebench": "a" * 40}

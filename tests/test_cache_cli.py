@@ -1,4 +1,4 @@
-"""``complexir cache list|prune|clear`` on a cache of builds laid out as ``complexir.build_cache`` writes them:
+"""``complexir cache list|prune|clear`` on a cache of builds laid out as ``complexir.hub.build_cache`` writes them:
 what is listed, what each rule deletes, that an entry whose build lock another process holds is never touched,
 and that an entry leaves in one rename (no reader sees half of one)."""
 
@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from import_probe import modules_imported_by
 
-from complexir import atomic, build_cache, cache_admin
-from complexir.benchmarks import CRUMB, LOCOV1
 from complexir.cli.main import main
+from complexir.hub import build_cache, cache_admin
+from complexir.layout import atomic
+from complexir.registry.benchmarks import CRUMB, LOCOV1
 
 OLD, NEW = "1" * 40, "2" * 40
 DAY = 86400.0

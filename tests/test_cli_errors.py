@@ -17,7 +17,7 @@ from import_probe import modules_imported_by
 
 from complexir.cli import validate_cmd
 from complexir.cli.main import main
-from complexir.errors import LayoutError, Terminated
+from complexir.layout.errors import LayoutError, Terminated
 
 REPO = Path(__file__).resolve().parents[1]
 TREC = REPO / "tests" / "fixtures" / "trec_eval"

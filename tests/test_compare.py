@@ -17,8 +17,8 @@ def three_runs(tiny, tmp_path_factory):
     """Result folders of the packaged model at its full length, at 8 and at 16 tokens: three systems."""
     import mteb
 
-    from complexir.models import load_model
-    from complexir.results import per_query_path
+    from complexir.runs.results import per_query_path
+    from complexir.systems.models import load_model
 
     base = tmp_path_factory.mktemp("compare")
     tiny.build(base / "data")
@@ -93,7 +93,7 @@ def test_holm_equals_an_independent_step_down_over_the_file(compared):
 
 
 def test_holm_on_known_values():
-    from complexir.statistics import holm
+    from complexir.analysis.statistics import holm
 
     # m = 4: 0.01*4, max(0.04, 0.02*3), max(0.06, 0.03*2), max(0.06, 0.5*1)
     assert holm([0.03, 0.5, 0.01, 0.02]) == pytest.approx([0.06, 0.5, 0.04, 0.06])
@@ -115,7 +115,7 @@ def test_intervals_hold_their_means_and_cells_have_every_field(compared):
 
 
 def test_randomisation_and_bootstrap_are_reproducible_with_their_seed():
-    from complexir import statistics
+    from complexir.analysis import statistics
 
     rng = np.random.default_rng(7)
     x, y = rng.random(40), rng.random(40)  # 2**40 sign patterns: sampled, so the seed matters
@@ -151,7 +151,7 @@ def copy_with_data_revision(results: Path, copy: Path, revision: str) -> Path:
 
 
 def test_refuses_results_of_different_data(three_runs, tmp_path):
-    from complexir.compare import make_compare
+    from complexir.analysis.compare import make_compare
 
     copy = copy_with_data_revision(three_runs["short8"], tmp_path / "other", "local-complexir_tiny-0000000000000000")
     with pytest.raises(ValueError, match=r"ComplexIRTinyHealth: .* scored data .* cannot be compared"):
@@ -159,7 +159,7 @@ def test_refuses_results_of_different_data(three_runs, tmp_path):
 
 
 def test_a_folder_without_per_query_scores_is_shown_but_not_tested(three_runs, tmp_path):
-    from complexir.compare import make_compare
+    from complexir.analysis.compare import make_compare
 
     plain = tmp_path / "plain"
     shutil.copytree(three_runs["short8"], plain)
@@ -172,7 +172,7 @@ def test_a_folder_without_per_query_scores_is_shown_but_not_tested(three_runs, t
 
 
 def test_baseline_tests_every_system_against_it_only(three_runs, tmp_path):
-    from complexir.compare import make_compare
+    from complexir.analysis.compare import make_compare
 
     folders = [three_runs[k] for k in ("full", "short8", "short16")]
     make_compare(folders, tmp_path / "cmp", baseline=str(folders[1]))
@@ -183,7 +183,7 @@ def test_baseline_tests_every_system_against_it_only(three_runs, tmp_path):
 
 def test_benchmark_average_weights_tasks_equally():
     """The stratified randomisation statistic is the macro average: each task's mean difference counts once."""
-    from complexir import statistics
+    from complexir.analysis import statistics
 
     x = np.array([1.0, 0.0, 1.0, 1.0, 1.0, 1.0])  # task 1: two queries, task 2: four queries
     y = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -203,7 +203,7 @@ def test_published_locov1_shows_the_table(capsys):
 
 
 def test_published_data_is_consistent():
-    from complexir import published
+    from complexir.analysis import published
 
     assert set(published.benchmarks()) == {"CRUMB", "IRSC", "LoCoV1", "CoverageBench"}
     loco = published.load("locov1")
@@ -237,7 +237,7 @@ def test_published_unknown_benchmark_is_one_line(capsys):
 
 
 def test_pairs_are_all_combinations():
-    from complexir.compare import _pairs
+    from complexir.analysis.compare import _pairs
 
     assert _pairs([1, 2, 3], None) == list(itertools.combinations([1, 2, 3], 2))
 
@@ -246,8 +246,8 @@ def _fake_system(folder: str, letter: str, values: dict[str, dict[str, float]]):
     """A system whose results are ``values`` (task → query → nDCG@10), as ``results.load_runs`` would read them."""
     from types import SimpleNamespace
 
-    from complexir.compare import System
-    from complexir.results import ModelRun
+    from complexir.analysis.compare import System
+    from complexir.runs.results import ModelRun
 
     run = ModelRun(model=folder, revision="r", folder=Path(folder))
     for task, per_query in values.items():
@@ -262,7 +262,7 @@ def _fake_system(folder: str, letter: str, values: dict[str, dict[str, float]]):
 def test_benchmark_average_cell_and_its_tests():
     from scipy import stats
 
-    from complexir.compare import AVERAGE, compare, render_markdown
+    from complexir.analysis.compare import AVERAGE, compare, render_markdown
 
     a_values = {"LoCoV1GovReport": {"1": 1.0, "2": 0.5, "3": 0.9}, "LoCoV1QMSum": {"a": 0.2, "b": 0.4, "c": 0.1}}
     b_values = {"LoCoV1GovReport": {"1": 0.3, "2": 0.5, "3": 0.4}, "LoCoV1QMSum": {"a": 0.1, "b": 0.0, "c": 0.1}}
@@ -294,7 +294,7 @@ def test_benchmark_average_cell_and_its_tests():
 
 
 def test_demo_results_are_refused_unless_allowed_then_labelled(three_runs, tmp_path):
-    from complexir.compare import make_compare
+    from complexir.analysis.compare import make_compare
 
     demo = copy_with_data_revision(three_runs["short8"], tmp_path / "demo",
                                    "complexir-demo-complexir_tiny-0000000000000000")

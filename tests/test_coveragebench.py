@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from complexir.card import read_front_matter
-from complexir.errors import UpstreamFormatError
+from complexir.layout.card import read_front_matter
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.reader import load, nugget_judgments, qrels_dict
 from complexir.loading_scripts.coveragebench import build_coveragebench
 from complexir.metrics import rank_run
-from complexir.reader import load, nugget_judgments, qrels_dict
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_UPSTREAM = REPO / "tests" / "fixtures" / "coveragebench" / "demo_upstream"
@@ -252,7 +252,7 @@ def test_cli_subset_named_twice_is_built_once(tmp_path, monkeypatch):
 
 def test_neuclir_languages(tmp_path):
     """NeuCLIR 2024: English report requests over Chinese, Persian and Russian news, in the card and the task."""
-    from complexir.card import read_front_matter
+    from complexir.layout.card import read_front_matter
     from complexir.tasks.coveragebench import CoverageBenchCAsT2020, CoverageBenchNeuCLIR2024
 
     upstream = write_upstream(tmp_path / "up")
@@ -276,7 +276,7 @@ def test_neuclir_languages(tmp_path):
 
 def test_trec_errors_carry_file_and_line(tmp_path):
     """The house TREC reader's errors are UpstreamFormatErrors with path and line, in evaluate's own wording."""
-    from complexir.trec_io import TrecFormatError, read_nugget_qrels
+    from complexir.runs.trec_io import TrecFormatError, read_nugget_qrels
 
     path = tmp_path / "q.qrels"
     path.write_text("t1 1 d1 1\nt1 2 d1 1\n")

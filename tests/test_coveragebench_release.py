@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from complexir.card import read_front_matter
-from complexir.errors import UpstreamFormatError
+from complexir.layout.card import read_front_matter
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.reader import load
 from complexir.loading_scripts import coveragebench as cb
 from complexir.loading_scripts.coveragebench import build_coveragebench
-from complexir.reader import load
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_UPSTREAM = REPO / "tests" / "fixtures" / "coveragebench" / "demo_upstream"
@@ -235,7 +235,7 @@ def test_release_runs_equal_ir_measures_and_pyndeval(coveragebench_demo, tmp_pat
                  "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "release/bm25" in out and "α-nDCG@20" in out and "StRecall@20" in out and "cast2020" in out
-    from complexir.runs import RunsFolder  # each run also left as a runs folder that --runs scores
+    from complexir.runs.folder import RunsFolder  # each run also left as a runs folder that --runs scores
 
     folder = RunsFolder(tmp_path / "release-runs" / "bm25")
     assert folder.system == "release/bm25" and folder.tasks() == ["CoverageBenchCAsT2020", "CoverageBenchCRUXDUC04"]

@@ -17,11 +17,11 @@ import pytest
 from ir_measures import P, R, nDCG
 from mteb.types import PromptType
 
-from complexir.benchmarks import CRUMB
-from complexir.errors import UpstreamFormatError
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.reader import zero_score_queries
 from complexir.loading_scripts.crumb import build_crumb
 from complexir.metrics import parse_measure
-from complexir.reader import zero_score_queries
+from complexir.registry.benchmarks import CRUMB
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"
 TASKS = ["clinical_trial", "legal_qa", "paper_retrieval"]
@@ -164,7 +164,7 @@ def document_level_only(tmp_path_factory) -> Path:
 
 
 def test_maxp_task_without_passage_positives(document_level_only: Path, caplog) -> None:
-    from complexir.reader import list_subsets
+    from complexir.layout.reader import list_subsets
     from complexir.tasks import TASKS_BY_NAME
 
     built = document_level_only
@@ -241,7 +241,7 @@ def release_parents(task_folder: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def reversed_model():
     """The packaged MiniLM with negated query embeddings: a fixed, deliberately imperfect ranking."""
-    from complexir.models import load_model
+    from complexir.systems.models import load_model
 
     model = load_model()
 
@@ -320,8 +320,8 @@ def test_plain_mteb_defaults_score_what_complexir_run_scores(built: Path, tmp_pa
     """``mteb.evaluate`` with the task's defaults and ``complexir run`` score the same split (test only) and give
     the same numbers; validation is scored only when asked for."""
     from complexir.cli.main import main
-    from complexir.data_source import DataSource
-    from complexir.models import load_model
+    from complexir.hub.data_source import DataSource
+    from complexir.systems.models import load_model
     from complexir.tasks.layout_task import LayoutRetrievalTask
 
     # what the mteb hook sets from COMPLEXIR_DATA_DIR for tasks plain mteb creates

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from complexir.cli.run_cmd import demo_data_dir
-from complexir.distinct import KEY, DistinctKeys, digest_keys, text_keys
+from complexir.layout.distinct import KEY, DistinctKeys, digest_keys, text_keys
 from complexir.tasks import TASKS, descriptive_stats
 from complexir.tasks.layout_task import task_to_describe
 
@@ -69,8 +69,8 @@ def test_the_distinct_texts_counted_on_disk_equal_mtebs(demo_copy, monkeypatch, 
 def test_build_writes_the_statistics_before_the_swap(tmp_path, monkeypatch):
     """The statistics are part of the folder put in place: a build interrupted while computing them leaves the
     previous folder untouched, and none without statistics."""
-    from complexir import writer
     from complexir.cli.main import main
+    from complexir.layout import writer
 
     fixture = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"
     out = tmp_path / "crumb"

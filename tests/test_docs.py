@@ -261,8 +261,8 @@ def command_pages() -> dict[str, str]:
 def parser_options() -> dict[str, set[str]]:
     """``"complexir build irsc"`` → its options, for every parser reached from ``complexir`` (aliases once; the
     build subcommands of benchmarks registered from outside complexir left out: their pages are their own)."""
-    from complexir.benchmarks import all_specs
     from complexir.cli.main import build_parser
+    from complexir.registry.benchmarks import all_specs
 
     outside = {s.folder for s in all_specs() if not s.loading_script.startswith("complexir.")}
     found: dict[str, set[str]] = {}

@@ -17,10 +17,10 @@ import pytest
 from datasets import Dataset
 from mteb.types import PromptType
 
-from complexir.embedding_store import EmbeddingStore, StoreKey, text_hashes
-from complexir.models import EncodeCounter, load_model
-from complexir.mteb_internals import create_dataloader
-from complexir.stored_encoder import StoredEncoder
+from complexir.mteb.internals import create_dataloader
+from complexir.systems.embedding_store import EmbeddingStore, StoreKey, text_hashes
+from complexir.systems.models import EncodeCounter, load_model
+from complexir.systems.stored_encoder import StoredEncoder
 
 KEY = StoreKey(model="m", revision="r", max_length=8, prompt_type="document", prompt="prompt:")
 
@@ -66,7 +66,7 @@ def test_a_text_held_by_two_tasks_is_encoded_once(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys, numpy as np
-    from complexir.embedding_store import EmbeddingStore, StoreKey, text_hashes
+    from complexir.systems.embedding_store import EmbeddingStore, StoreKey, text_hashes
     key = StoreKey(model="m", revision="r", max_length=8, prompt_type="document", prompt="prompt:")
     namespace = EmbeddingStore(sys.argv[1], merge_every=int(sys.argv[2]) or None).namespace(key)
     for batch in range(10_000):
@@ -92,7 +92,7 @@ def test_a_store_left_by_a_killed_run_serves_no_partial_vector(tmp_path, caplog,
     good = sorted(folder.glob("seg-*.arrow"))[0]
     (folder / "seg-zz-torn.arrow").write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     committed = len(list(folder.glob("seg-*.arrow"))) - 1
-    with caplog.at_level(logging.WARNING, logger="complexir.embedding_store"):
+    with caplog.at_level(logging.WARNING, logger="complexir.systems.embedding_store"):
         namespace = EmbeddingStore(tmp_path).namespace(KEY)
     assert "seg-zz-torn.arrow" in caplog.text
     assert len(namespace.segments) == committed >= 2

@@ -16,9 +16,9 @@ import pytest
 from crumb_oracle_fixture import TASK, fixed_run, write_release
 from mteb.models.model_meta import ModelMeta
 
-from complexir.benchmarks import CRUMB
 from complexir.loading_scripts.crumb import build_crumb
 from complexir.metrics import parse_measure
+from complexir.registry.benchmarks import CRUMB
 
 # MTEB key → ir_measures measure: crumb_eval's default measures, keyed as the measure registry keys them
 OFFICIAL = {parse_measure(m).mteb_key: m for m in CRUMB.official_measures}
@@ -105,7 +105,7 @@ def test_maxp_means_are_exact_and_equal_the_reference(oracle):
 def test_paper_retrieval_binary_per_query_scores_are_the_reported_means(tmp_path):
     """paper_retrieval: nDCG on the graded qrels, recall/precision/RR/hit rate on the binary ones, and the per-query
     values behind each mean come from the same qrels as that mean."""
-    from complexir.models import load_model
+    from complexir.systems.models import load_model
     from complexir.tasks import TASKS_BY_NAME
 
     fixture = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"

@@ -1,7 +1,8 @@
 """Adding a benchmark is a spec, a loading script, a task module, a card template and fixtures, nothing else.
 
 The toy benchmark ``Fifth`` lives in ``tests/fixtures/fifth/`` only. Registered here with
-``complexir.benchmarks.register`` (and, for the plain ``mteb`` CLI in a subprocess, through the entry point that
+``complexir.registry.benchmarks.register`` (and, for the plain ``mteb`` CLI in a subprocess, through the entry point
+that
 folder declares), it is built, validated, run, reported and listed by mteb with no edit anywhere else.
 """
 
@@ -16,8 +17,8 @@ from pathlib import Path
 import pytest
 from run_output import MODEL_DIR
 
-from complexir import benchmarks
 from complexir.cli.main import main
+from complexir.registry import benchmarks
 
 FIFTH = Path(__file__).parent / "fixtures" / "fifth"
 

@@ -7,12 +7,12 @@ import shutil
 import pytest
 import yaml
 
-from complexir import reader
-from complexir.card import CardInfo, read_front_matter
-from complexir.errors import LayoutError
-from complexir.folder import BenchmarkFolder
-from complexir.validation import validate_folder
-from complexir.writer import BenchmarkWriter
+from complexir.layout import reader
+from complexir.layout.card import CardInfo, read_front_matter
+from complexir.layout.errors import LayoutError
+from complexir.layout.folder import BenchmarkFolder
+from complexir.layout.validation import validate_folder
+from complexir.layout.writer import BenchmarkWriter
 
 CARD = CardInfo("toy", "Toy benchmark", "apache-2.0", "@misc{toy, title={Toy}}", "hand-written", revision="r1")
 DOCS = [{"id": "d1", "title": "Aspirin", "text": "Aspirin relieves pain."},
@@ -160,8 +160,8 @@ def test_a_folder_without_a_card(tmp_path):
 
 def test_a_task_parses_its_card_once(monkeypatch):
     """`run` asks a task whether its data is there, then loads it: one parse of the card for both."""
-    from complexir import folder as folder_module
     from complexir.cli.run_cmd import demo_data_dir
+    from complexir.layout import folder as folder_module
     from complexir.tasks import TASKS_BY_NAME
 
     calls = []

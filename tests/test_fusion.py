@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from complexir.cli.main import main
-from complexir.fusion import fuse, min_max
-from complexir.runs import RunsFolder, read_run_file, write_run_file
+from complexir.runs.folder import RunsFolder, read_run_file, write_run_file
+from complexir.runs.fusion import fuse, min_max
 
 ranx = pytest.importorskip("ranx")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hub_server import client_env, run_client
 
-from complexir.card import read_front_matter
+from complexir.layout.card import read_front_matter
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"

@@ -31,7 +31,7 @@ MODEL_REVISION = "8b3219a92973c328a8e22fadcfa821b5dc75636a"  # mteb's ModelMeta 
 
 #: Put first in a client that must not build: a build raises (the loading script is never run).
 NO_BUILD = """
-from complexir import build_cache as _bc
+from complexir.hub import build_cache as _bc
 def _no_build(*args, **kwargs):
     raise AssertionError("built again")
 _bc._build = _no_build
@@ -132,7 +132,7 @@ def test_a_missing_repo_is_built_from_upstream_once_and_scores_like_a_local_buil
         assert data["builder"].startswith("complexir ") and data["revision"] == result["dataset_revision"]
 
     # mteb's own API on our task as mteb's registry has it (the mteb hook): reads the cache, builds nothing
-    api = run_client(NO_BUILD + "import mteb\nfrom complexir.models import load_model\n"
+    api = run_client(NO_BUILD + "import mteb\nfrom complexir.systems.models import load_model\n"
                      f"mteb.evaluate(load_model(), [mteb.get_task({TASK!r})], "
                      f"cache=mteb.ResultCache({str(tmp_path / 'api')!r}))", env)
     assert api.returncode == 0, api.stderr[-3000:]
@@ -168,7 +168,7 @@ print(json.dumps({"source": task.data_source()[0], "describe": prov.describe(), 
 # The build hard-killed (SIGKILL) after the loading script wrote its folder, before the entry is put in place.
 KILLED_BUILD = """
 import os, signal
-from complexir import build_cache
+from complexir.hub import build_cache
 _run = build_cache._run_loading_script
 def _then_die(*args, **kwargs):
     _run(*args, **kwargs)
@@ -221,7 +221,7 @@ def test_an_interrupted_build_is_never_read_and_offline_needs_a_finished_one(bar
     assert read["source"] == str(entry / "locov1") and read["queries"] > 0
     assert read["describe"].startswith(f"built from hazyresearch/LoCoV1-Documents@{documents}, "
                                        f"hazyresearch/LoCoV1-Queries@{queries} by complexir ")
-    from complexir import provenance
+    from complexir.hub import provenance
 
     assert read["revision"] == f"upstream-build-locov1-{provenance.content_digest(tmp_path / 'data' / 'locov1')}"
 
@@ -317,7 +317,8 @@ def test_a_missing_document_collection_is_named_in_one_line(tmp_path):
     server = HubServer().start()
     try:
         server.put_folder("dataset", "hltcoe/coveragebench", COVERAGEBENCH_RELEASE, skip=("corpus/",))
-        result = run_client("from complexir import build_cache\nfrom complexir.benchmarks import COVERAGEBENCH\n"
+        result = run_client("from complexir.hub import build_cache\n"
+                            "from complexir.registry.benchmarks import COVERAGEBENCH\n"
                             "build_cache.ensure_built(COVERAGEBENCH, ['crux_duc04'])", _env(server, tmp_path))
     finally:
         server.stop()

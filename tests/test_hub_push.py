@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hub_server import FOREIGN_NAMESPACE, TOKEN, client_env, run_cli, run_client
 
-from complexir.push import plan_push
+from complexir.hub.push import plan_push
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "complexir" / "demo"

@@ -33,7 +33,7 @@ def _last_json(result) -> dict:
 FINGERPRINTS = """
 import hashlib, json
 import datasets
-from complexir import reader
+from complexir.layout import reader
 
 def digest(source, config, split):
     rows = datasets.load_dataset(source, config, split=split).to_list()

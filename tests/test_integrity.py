@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 from test_layout import DOCS, build
 
-from complexir import integrity
-from complexir.errors import LayoutError
-from complexir.integrity import DocumentIds, Place
-from complexir.validation import validate_folder
-from complexir.writer import WordCounts
+from complexir.layout import integrity
+from complexir.layout.errors import LayoutError
+from complexir.layout.integrity import DocumentIds, Place
+from complexir.layout.validation import validate_folder
+from complexir.layout.writer import WordCounts
 
 
 def _constant_hash(ids):

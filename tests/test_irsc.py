@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from complexir.cli.main import main as complexir
-from complexir.errors import UpstreamFormatError
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.reader import list_subsets, load
 from complexir.loading_scripts.irsc import Columns, build_irsc
-from complexir.reader import list_subsets, load
 from complexir.tasks.irsc import BENCHMARK, TASKS, IRSCKeyword, IRSCQuery, IRSCTitle
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,12 +15,12 @@ import pytest
 import yaml
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 
-from complexir import reader
-from complexir.card import CardInfo, read_front_matter
-from complexir.errors import LayoutError
-from complexir.schema import config_name
-from complexir.validation import validate_folder
-from complexir.writer import BenchmarkWriter
+from complexir.layout import reader
+from complexir.layout.card import CardInfo, read_front_matter
+from complexir.layout.errors import LayoutError
+from complexir.layout.schema import config_name
+from complexir.layout.validation import validate_folder
+from complexir.layout.writer import BenchmarkWriter
 
 CARD = CardInfo("toy", "Toy benchmark", "apache-2.0", "@misc{toy, title={Toy}}", "hand-written", revision="r1")
 
@@ -311,7 +311,7 @@ def test_hard_killed_build_leftovers_are_cleaned(tmp_path, caplog):
     live.mkdir()
     unrelated = tmp_path / ".other.partial-1-00000000"
     unrelated.mkdir()
-    with caplog.at_level(logging.WARNING, logger="complexir.writer"):
+    with caplog.at_level(logging.WARNING, logger="complexir.layout.writer"):
         build(tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", live.name, unrelated.name])
     assert str(stale) in caplog.text and str(legacy) in caplog.text

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from complexir import reader
-from complexir.errors import UpstreamFormatError
+from complexir.layout import reader
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.validation import validate_folder
 from complexir.loading_scripts import locov1 as loco
-from complexir.validation import validate_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "locov1"
 TINY = FIXTURES / "tiny_upstream"
@@ -288,7 +288,7 @@ def _evaluate(model, data_dir: Path) -> dict:
 
 
 def test_late_answer_plain_model_truncates_chunked_mode_reads_it(late_data_dir: Path, minilm) -> None:
-    from complexir.long_docs import wrap_long_docs
+    from complexir.systems.long_docs import wrap_long_docs
 
     plain = _evaluate(minilm, late_data_dir)
     chunked = _evaluate(wrap_long_docs(minilm, "chunk"), late_data_dir)
@@ -316,8 +316,8 @@ DEMO = Path(__file__).resolve().parents[1] / "complexir" / "demo" / "locov1"
 def test_demo_is_the_build_of_its_upstream_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`python scripts/build_demo.py locov1` output is committed: it must equal a fresh `complexir build` (its
     descriptive statistics included), byte for byte."""
-    from complexir.benchmarks import get_spec
     from complexir.cli.main import main
+    from complexir.registry.benchmarks import get_spec
 
     monkeypatch.chdir(Path(__file__).parents[1])  # build_demo.py builds from the repository root, relative paths
     fresh = tmp_path / "locov1"

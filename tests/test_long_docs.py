@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from complexir.long_docs import MaxPSearchWrapper, plan_windows, wrap_long_docs
+from complexir.systems.long_docs import MaxPSearchWrapper, plan_windows, wrap_long_docs
 
 
 # -- plan_windows: pure ---------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def test_maxp_search_equals_brute_force(encoder, st_model) -> None:
 
 
 def test_merge_top_k_keeps_best() -> None:
-    from complexir.long_docs import _merge_top_k
+    from complexir.systems.long_docs import _merge_top_k
 
     rng = np.random.default_rng(0)
     all_scores = rng.random((3, 50)).astype(np.float32)

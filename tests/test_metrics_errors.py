@@ -10,7 +10,7 @@ import pytest
 
 from complexir.cli.main import main
 from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, parse_measure, rank_run
-from complexir.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run
+from complexir.runs.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import diversity_evaluate_inputs
 
 from complexir.metrics import coverage_per_query, mean_scores, rank_run
-from complexir.trec_io import read_nugget_qrels, read_run
+from complexir.runs.trec_io import read_nugget_qrels, read_run
 
 evaluate = pytest.importorskip("evaluate")
 

@@ -23,7 +23,7 @@ from complexir.metrics.evaluate_inputs import (
     to_qrels,
     to_rankings,
 )
-from complexir.trec_io import read_qrels, read_run
+from complexir.runs.trec_io import read_qrels, read_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ADHOC = ["nDCG@10", "nDCG@3", "nDCG", "R@100", "R@5", "AP@10", "AP", "RR@10", "RR", "P@10", "P(rel=2)@5",

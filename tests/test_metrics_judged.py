@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from complexir.metrics import adhoc_per_query, rank_run
-from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
+from complexir.runs.trec_io import read_nugget_qrels, read_qrels, read_run
 
 ir_measures = pytest.importorskip("ir_measures")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from complexir.metrics import adhoc_per_query, coverage_per_query, mean_scores, rank_run
-from complexir.trec_io import read_nugget_qrels, read_qrels, read_run
+from complexir.runs.trec_io import read_nugget_qrels, read_qrels, read_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TREC = FIXTURES / "trec_eval"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import diversity_evaluate_inputs
 
-from complexir.push import VENDORED_MODULE, stage_space
+from complexir.hub.push import VENDORED_MODULE, stage_space
 
 evaluate = pytest.importorskip("evaluate")
 
@@ -35,7 +35,7 @@ class _NoComplexir(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, _NoComplexir())
-# this venv's complexir_mteb.pth imports complexir.mteb_hook at start-up: forget it, so the import fails
+# this venv's complexir_mteb.pth imports complexir.mteb.hook at start-up: forget it, so the import fails
 for loaded in [m for m in sys.modules if m == "complexir" or m.startswith("complexir.")]:
     del sys.modules[loaded]
 try:

@@ -73,7 +73,8 @@ def test_both_install_modes_put_the_pth_in_site_packages(mode, request):
     # module that imports mteb before defining what the task modules import from it must not lose the tasks)
     check = ("import mteb, complexir.tasks as t; print(all(mteb.get_task(c.metadata.name) for c in t.TASKS) "
              "and all(mteb.get_benchmark(b.name) is b for b in t.BENCHMARKS))")
-    for first in ("pass", "import complexir.models", "import complexir.long_docs", "import complexir.tasks.locov1"):
+    for first in ("pass", "import complexir.systems.models", "import complexir.systems.long_docs",
+                  "import complexir.tasks.locov1"):
         out = subprocess.run([venv / "bin" / "python", "-W", "error::RuntimeWarning", "-c", f"{first}; {check}"],
                              capture_output=True, text=True)
         assert out.returncode == 0 and out.stdout.strip() == "True", (first, out.stderr[-2000:])
@@ -133,8 +134,8 @@ def test_plain_mteb_cli_knows_and_runs_our_tasks(editable_venv, hf_home, tmp_pat
     assert result.task_name == complexir_tiny.TASK_NAME and scores["hf_subset"] == "default"
     assert scores["main_score"] == scores["ndcg_at_10"] > 0.8  # six easy questions over ten sentences
     # the same task evaluated in this process gives the same numbers
-    from complexir import mteb_hook
-    from complexir.models import load_model
+    from complexir.mteb import hook as mteb_hook
+    from complexir.systems.models import load_model
 
     mteb_hook.add_to_mteb(complexir_tiny.TASKS, [complexir_tiny.BENCHMARK])
     task = complexir_tiny.ComplexIRTinyHealth()
@@ -146,7 +147,7 @@ def test_plain_mteb_cli_knows_and_runs_our_tasks(editable_venv, hf_home, tmp_pat
 def test_missing_registry_fails_loudly(monkeypatch):
     import importlib
 
-    from complexir import mteb_hook
+    from complexir.mteb import hook as mteb_hook
 
     # `mteb.get_tasks` the attribute is the function; the registry lives in the module of that name
     monkeypatch.delattr(importlib.import_module("mteb.get_tasks"), "_TASKS_REGISTRY")
@@ -159,7 +160,7 @@ def test_missing_registry_fails_loudly(monkeypatch):
 
 
 def test_untested_mteb_version_warns_or_raises(monkeypatch):
-    from complexir import mteb_hook
+    from complexir.mteb import hook as mteb_hook
 
     monkeypatch.setattr(mteb_hook, "_mteb_version", lambda: "2.27.0")
     monkeypatch.setenv(mteb_hook.ENV_SWITCH, "on")
@@ -177,7 +178,7 @@ def test_untested_mteb_version_warns_or_raises(monkeypatch):
 def test_a_wrong_data_dir_says_so_and_fails_when_a_task_loads(monkeypatch, tmp_path):
     """COMPLEXIR_DATA_DIR naming no folder: the warning says the tasks are registered and why they cannot load
     (not "tasks not registered"), and a task then fails naming the folder instead of reading the Hub."""
-    from complexir import mteb_hook
+    from complexir.mteb import hook as mteb_hook
     from complexir.tasks import TASKS
     from complexir.tasks.layout_task import LayoutRetrievalTask
 

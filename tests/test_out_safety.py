@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from complexir import atomic
-from complexir.card import CardInfo
 from complexir.cli.main import main
-from complexir.errors import LayoutError, LeftoverError, OutputFolderError
-from complexir.validation import validate_folder
-from complexir.writer import BUILD_MARKER, BenchmarkWriter
+from complexir.layout import atomic
+from complexir.layout.card import CardInfo
+from complexir.layout.errors import LayoutError, LeftoverError, OutputFolderError
+from complexir.layout.validation import validate_folder
+from complexir.layout.writer import BUILD_MARKER, BenchmarkWriter
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_LOCOV1 = REPO / "tests" / "fixtures" / "locov1" / "tiny_upstream"
@@ -201,8 +201,8 @@ def test_a_race_into_a_new_out_names_the_cli_flag(tmp_path):
 CHILD = textwrap.dedent("""
     import os, signal, sys, time
     from pathlib import Path
-    from complexir.card import CardInfo
-    from complexir.writer import BenchmarkWriter
+    from complexir.layout.card import CardInfo
+    from complexir.layout.writer import BenchmarkWriter
 
     # A child of a background job without job control (nohup, `cmd &` in a script) inherits SIGINT and
     # sometimes SIGTERM ignored, and Python keeps them so: restore what an interactive terminal gives.

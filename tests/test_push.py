@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from complexir.cli.main import main
-from complexir.push import plan_push, push
+from complexir.hub.push import plan_push, push
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ def test_push_shares_no_mutable_default(benchmark_folder, monkeypatch):
     (The real Hub calls are tested against a local Hub in test_hub_push.py.)"""
     import huggingface_hub
 
-    from complexir import push as push_module
+    from complexir.hub import push as push_module
 
     given = []
 

@@ -14,8 +14,8 @@ def two_runs(tiny, tmp_path_factory):
     """Result folders of the packaged model and of the same model truncated to 8 tokens (a weaker run)."""
     import mteb
 
-    from complexir.models import load_model
-    from complexir.results import per_query_path
+    from complexir.runs.results import per_query_path
+    from complexir.systems.models import load_model
 
     base = tmp_path_factory.mktemp("report")
     tiny.build(base / "data")
@@ -106,7 +106,7 @@ def test_model_index_is_valid_and_merged(report, two_runs, tiny):
 
 
 def test_rerun_replaces_instead_of_duplicating(report, two_runs, tmp_path):
-    from complexir.report import make_report
+    from complexir.analysis.report import make_report
 
     out = tmp_path / "again"
     make_report(two_runs["full"][0], out, card=report / "README.md")
@@ -174,7 +174,7 @@ def test_chart_is_a_png(report):
 def test_several_models_need_a_choice(two_runs, tmp_path):
     import shutil
 
-    from complexir.results import load_run
+    from complexir.runs.results import load_run
 
     both = tmp_path / "both"
     for label in ("full", "short"):
@@ -190,9 +190,9 @@ def test_tasks_sharing_a_repo_get_their_own_model_index_entries():
     model-index results by (task type, dataset, config, split, revision), so the config must tell them apart."""
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    from complexir.report import eval_results
-    from complexir.results import ModelRun
-    from complexir.tables import Row
+    from complexir.analysis.report import eval_results
+    from complexir.analysis.tables import Row
+    from complexir.runs.results import ModelRun
 
     run = ModelRun(model="m", revision="r", folder=Path("."))
     rows = [Row("CRUMB", name, "default", "test", {"ndcg_at_10": value})
@@ -214,8 +214,8 @@ def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_
     them labelled."""
     import shutil
 
+    from complexir.analysis.report import DEMO_LABEL
     from complexir.cli.main import main
-    from complexir.report import DEMO_LABEL
 
     full, meta = two_runs["full"]
     copy = tmp_path / "copy"
@@ -240,8 +240,8 @@ def test_report_takes_data_built_from_upstream_as_real_but_says_so(two_runs, tin
     real data: no --allow-demo needed, never labelled demo, but labelled as built locally, with its revision."""
     import shutil
 
+    from complexir.analysis.report import DEMO_LABEL, UPSTREAM_LABEL
     from complexir.cli.main import main
-    from complexir.report import DEMO_LABEL, UPSTREAM_LABEL
 
     full, meta = two_runs["full"]
     copy = tmp_path / "copy"
@@ -287,10 +287,10 @@ def test_crumb_report_tests_every_official_measure(tmp_path):
     """CRUMB's report shows crumb_eval's default measures, labelled by the measure registry, and tests each on the
     per-query values `complexir run` keeps (uncut RR included), over every judged query: paper_retrieval's P, R and RR
     over the queries of its binary qrels."""
-    from complexir.benchmarks import CRUMB
     from complexir.cli.main import main
     from complexir.loading_scripts.crumb import build_crumb
     from complexir.metrics import parse_measure
+    from complexir.registry.benchmarks import CRUMB
 
     build_crumb(Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream", tmp_path / "data" / "crumb",
                 subsets=["paper_retrieval"], progress=False)

@@ -12,9 +12,9 @@ from run_output import MODEL, MODEL_DIR, store_counts, table_rows
 
 from complexir.cli.main import main
 from complexir.cli.run_cmd import demo_data_dir
+from complexir.layout.validation import validate_folder
 from complexir.tasks import BENCHMARKS, TASKS
 from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
-from complexir.validation import validate_folder
 
 
 def test_every_benchmark_ships_a_valid_demo():
@@ -126,7 +126,7 @@ def test_cache_is_keyed_by_model_revision_and_length(tmp_path, capsys):
 def test_chunked_run_keeps_its_own_per_query_scores_and_report_finds_them(tmp_path, capsys):
     from mteb.models.model_meta import ModelMeta
 
-    from complexir.results import load_run
+    from complexir.runs.results import load_run
 
     out = tmp_path / "out"
     common = ["--task", "LoCoV1QasperAbstract", "--output", str(out)]
@@ -178,7 +178,7 @@ def test_data_dir_hub_reads_the_hub_even_with_the_variable_set(tmp_path, monkeyp
     in their metadata (the Hub read itself is stopped at the boundary, mteb.evaluate)."""
     import mteb
 
-    from complexir.data_source import DATA_DIR_ENV, choose_source
+    from complexir.hub.data_source import DATA_DIR_ENV, choose_source
     from complexir.tasks.layout_task import LayoutRetrievalTask
 
     monkeypatch.setenv(DATA_DIR_ENV, str(demo_data_dir()))

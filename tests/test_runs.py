@@ -14,10 +14,10 @@ import pytest
 from crumb_oracle_fixture import COLON_TITLES, TASK, write_release
 from run_output import MODEL_DIR, table_rows
 
-from complexir.benchmarks import CRUMB
 from complexir.cli.main import main
 from complexir.metrics import parse_measure
-from complexir.runs import (
+from complexir.registry.benchmarks import CRUMB
+from complexir.runs.folder import (
     FixedRunsSearch,
     RunsError,
     RunsFolder,
@@ -26,7 +26,7 @@ from complexir.runs import (
     read_run_file,
     write_run_file,
 )
-from complexir.trec_io import TrecFormatError
+from complexir.runs.trec_io import TrecFormatError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"  # the CRUMB demo, in the release format
 # MTEB key → ir_measures measure: crumb_eval's default measures
@@ -321,7 +321,7 @@ def test_maxp_searched_deeper_round_trips(tmp_path):
     from crumb_oracle_fixture import LONG_QUERIES, long_documents_run, write_long_documents_release
 
     from complexir.loading_scripts.crumb import build_crumb
-    from complexir.runs import RecordingSearch
+    from complexir.runs.folder import RecordingSearch
     from complexir.tasks import TASKS_BY_NAME
 
     passages = write_long_documents_release(tmp_path / "release")

@@ -1,5 +1,5 @@
 """Each metric Space's app.py starts with the pinned Gradio and serves its page and computation
-(benchmarks/check_space_app.py). Gradio is a Space dependency, not complexir's: without it this is skipped."""
+(speed/check_space_app.py). Gradio is a Space dependency, not complexir's: without it this is skipped."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 pytest.importorskip("gradio", reason="gradio is not installed here (a Space dependency, not complexir's); run "
-                                     "`python benchmarks/check_space_app.py --python <python with the pinned gradio>`")
+                                     "`python speed/check_space_app.py --python <python with the pinned gradio>`")
 
 
 def test_space_apps_start_and_compute():

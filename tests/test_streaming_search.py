@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from complexir.streaming_search import TopK, batch_candidates
+from complexir.systems.streaming_search import TopK, batch_candidates
 
 
 @settings(max_examples=200, deadline=None)
@@ -68,10 +68,10 @@ def test_the_indexed_corpus_can_be_searched_again(tmp_path):
     from datasets import Dataset
 
     from complexir.cli.run_cmd import demo_data_dir
-    from complexir.embedding_store import EmbeddingStore
-    from complexir.models import load_model
-    from complexir.stored_encoder import StoredEncoder
-    from complexir.streaming_search import ParquetSource, StreamingSearch
+    from complexir.systems.embedding_store import EmbeddingStore
+    from complexir.systems.models import load_model
+    from complexir.systems.stored_encoder import StoredEncoder
+    from complexir.systems.streaming_search import ParquetSource, StreamingSearch
     from complexir.tasks import tasks_by_name
 
     meta = tasks_by_name()["IRSCQuery"].metadata
@@ -116,9 +116,9 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
     import mteb
 
     from complexir.cli.run_cmd import add_parser, demo_data_dir, select_tasks
-    from complexir.data_source import DataSource
-    from complexir.models import EncodeCounter, load_model
-    from complexir.systems import build_dense_search
+    from complexir.hub.data_source import DataSource
+    from complexir.systems.kinds import build_dense_search
+    from complexir.systems.models import EncodeCounter, load_model
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers())
@@ -167,9 +167,9 @@ def test_streaming_engines_read_the_corpus_from_shards_never_loading_it(tmp_path
     usual, and every task (Rerank, CRUMB MaxP, LoCoV1 included) scores."""
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 
-    from complexir import reader
     from complexir.cli.main import main
-    from complexir.streaming_search import ParquetSource
+    from complexir.layout import reader
+    from complexir.systems.streaming_search import ParquetSource
 
     def no_corpus_load(*args, **kwargs):
         raise AssertionError("the corpus was loaded as a datasets.Dataset")
@@ -244,12 +244,12 @@ def test_ray_retries_a_failed_shard_without_encoding_it_again(tmp_path):
     from mteb.types import PromptType
 
     from complexir.cli.run_cmd import demo_data_dir
-    from complexir.embedding_store import EmbeddingStore
-    from complexir.models import load_model
-    from complexir.mteb_internals import create_dataloader
-    from complexir.ray_engine import RayEngine, StoredModelSpec
-    from complexir.stored_encoder import StoredEncoder
-    from complexir.streaming_search import BatchContext, LocalEngine, ParquetSource
+    from complexir.mteb.internals import create_dataloader
+    from complexir.systems.embedding_store import EmbeddingStore
+    from complexir.systems.models import load_model
+    from complexir.systems.ray_engine import RayEngine, StoredModelSpec
+    from complexir.systems.stored_encoder import StoredEncoder
+    from complexir.systems.streaming_search import BatchContext, LocalEngine, ParquetSource
     from complexir.tasks import tasks_by_name
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module

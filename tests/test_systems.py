@@ -16,7 +16,7 @@ from run_output import MODEL, table_rows
 
 from complexir.cli.main import main
 from complexir.cli.run_cmd import demo_data_dir
-from complexir.data_source import DataSource
+from complexir.hub.data_source import DataSource
 from complexir.tasks import TASKS, tasks_by_name
 
 BM25 = "mteb/baseline-bm25s"
@@ -65,8 +65,8 @@ def assert_same_scores(ours: dict, reference: dict, tol: float, label: str) -> N
 # -- what a system is ---------------------------------------------------------------------------------------------
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_the_kind_of_a_model_comes_from_its_configuration(cross_encoder, custom_code_model, tmp_path):
-    from complexir.models import default_model_path
-    from complexir.systems import SystemRefused, describe_system, model_kind
+    from complexir.systems.kinds import SystemRefused, describe_system, model_kind
+    from complexir.systems.models import default_model_path
 
     assert model_kind(None)[0] == model_kind(MODEL)[0] == model_kind(str(default_model_path()))[0] == "dense"
     assert model_kind(BM25)[0] == model_kind("bm25s")[0] == "searcher"  # mteb's registry, its old name too
@@ -161,7 +161,7 @@ def mteb_cross_encoder(folder: Path):
 
 def test_the_conversion_warning_is_what_the_old_path_logged(cross_encoder, caplog):
     """The check below is not vacuous: loading the folder as a bi-encoder (what `run` used to do) logs it."""
-    from complexir.models import load_model
+    from complexir.systems.models import load_model
 
     with caplog.at_level(logging.WARNING):
         load_model(str(cross_encoder))
@@ -187,7 +187,7 @@ def test_a_cross_encoder_reranks_rerank_tasks_as_mtebs_wrapper(cross_encoder, tm
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_two_stage_equals_mtebs_two_stage_protocol(cross_encoder, tmp_path, capsys, caplog):
-    from complexir.models import default_model_path, load_model
+    from complexir.systems.models import default_model_path, load_model
 
     names = ["CoverageBenchCAsT2020", "CRUMBLegalQA", "IRSCQuery", "CoverageBenchCRUXDUC04Rerank"]
     depth = 5
@@ -234,8 +234,8 @@ def test_two_stage_equals_mtebs_two_stage_protocol(cross_encoder, tmp_path, caps
 def test_two_stage_over_a_runs_folder_equals_the_protocol_over_the_same_ranking(cross_encoder, tmp_path, capsys):
     """--first-stage RUNS: the runs folder written by hand (INTERFACES.md's layout) from the first stage's mteb
     predictions; reranked, it equals mteb's protocol over those predictions."""
-    pytest.importorskip("complexir.runs")  # the runs folder reader (branch runs)
-    from complexir.models import load_model
+    pytest.importorskip("complexir.runs.folder")  # the runs folder reader (branch runs)
+    from complexir.systems.models import load_model
 
     name, depth = "CoverageBenchCAsT2020", 5
     predictions = tmp_path / "predictions"
@@ -328,8 +328,8 @@ def custom_code_model(tmp_path_factory) -> Path:
 
 
 def test_custom_code_runs_only_with_trust_remote_code(custom_code_model, tmp_path, capsys):
-    from complexir.models import RemoteCodeRefused
-    from complexir.ray_engine import StoredModelSpec
+    from complexir.systems.models import RemoteCodeRefused
+    from complexir.systems.ray_engine import StoredModelSpec
 
     common = ["--model", str(custom_code_model), "--task", "IRSCQuery", "--output", str(tmp_path / "out")]
     assert main(["run", *common]) == 2
@@ -357,7 +357,7 @@ def test_prompts_are_applied_as_mtebs_wrapper_applies_them_and_keyed_apart(tmp_p
     from run_output import store_counts
     from sentence_transformers import SentenceTransformer
 
-    from complexir.models import default_model_path
+    from complexir.systems.models import default_model_path
 
     cache = str(tmp_path / "store")
     common = ["--task", "IRSCQuery", "--cache", cache, "--output", str(tmp_path / "out")]
@@ -382,9 +382,9 @@ def test_prompts_are_applied_as_mtebs_wrapper_applies_them_and_keyed_apart(tmp_p
     # the prompt itself is in the store's key, not only the experiment's name
     from mteb.types import PromptType
 
-    from complexir.embedding_store import EmbeddingStore
-    from complexir.models import load_model
-    from complexir.stored_encoder import StoredEncoder
+    from complexir.systems.embedding_store import EmbeddingStore
+    from complexir.systems.models import load_model
+    from complexir.systems.stored_encoder import StoredEncoder
 
     store = EmbeddingStore(tmp_path / "keys")
     one = StoredEncoder(load_model(None, prompts=prompts), store)

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from import_probe import modules_imported_by
 
-from complexir import file_eval, trec_io
 from complexir.cli.main import main
-from complexir.file_eval import evaluate_files
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, parse_measure, rank_run
-from complexir.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run, read_run_columns
+from complexir.runs.file_eval import evaluate_files
+from complexir.runs import file_eval, trec_io
+from complexir.runs.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run, read_run_columns
 
 ADHOC = ["nDCG@10", "nDCG@3", "R@5", "AP@10", "AP", "P@2", "RR", "nDCG", "P(rel=2)@3", "R(rel=0)@4"]
 COVERAGE = ["alpha_nDCG@5", "alpha_nDCG@20", "StRecall@3", "alpha_nDCG(alpha=0.9)@4", "StRecall(rel=2)@5",
@@ -361,7 +361,7 @@ def test_huge_cutoff_on_the_command_line(capsys, reference_fixtures):
 def test_evaluate_imports_only_what_it_uses(reference_fixtures):
     # the parser is built for the named subcommand only: no other subcommand, no mteb, torch, datasets or pandas
     trec = reference_fixtures / "trec_eval"
-    heavy = ("mteb", "torch", "datasets", "pandas", "complexir.cli.run_cmd", "complexir.writer")
+    heavy = ("mteb", "torch", "datasets", "pandas", "complexir.cli.run_cmd", "complexir.layout.writer")
     assert modules_imported_by(["evaluate", str(trec / "qrels.test"), str(trec / "results.test")], heavy) == []
 
 

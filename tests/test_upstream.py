@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from complexir.cli.main import main as complexir
-from complexir.errors import UpstreamFormatError
-from complexir.reader import list_subsets
+from complexir.layout.errors import UpstreamFormatError
+from complexir.layout.reader import list_subsets
 from complexir.upstream.options import add_build_arguments
 from complexir.upstream.release import resolve_release
 

@@ -1,6 +1,6 @@
 """``complexir build BENCHMARK --source SRC --out DIR``: upstream release → standard layout.
 
-One subcommand per registered benchmark spec (``complexir.benchmarks``): its loading script
+One subcommand per registered benchmark spec (``complexir.registry.benchmarks``): its loading script
 (``BenchmarkSpec.loading_script``) exposes ``add_arguments(parser)`` for its own options and ``build(args)``;
 ``--out`` and ``--overwrite`` are common to all.
 """
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 
-from complexir.benchmarks import BenchmarkSpec, all_specs
-from complexir.build_cache import add_build_options, run_build
+from complexir.hub.build_cache import add_build_options, run_build
+from complexir.registry.benchmarks import BenchmarkSpec, all_specs
 
 logger = logging.getLogger(__name__)
 

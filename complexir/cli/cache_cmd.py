@@ -1,5 +1,5 @@
 """``complexir cache list|prune|clear``: the benchmarks built from their upstream releases in ``$COMPLEXIR_CACHE``
-(``complexir.build_cache``), listed with what each was built from, its size and when it was last read, and deleted
+(``complexir.hub.build_cache``), listed with what each was built from, its size and when it was last read, and deleted
 when no longer wanted (never while another process holds an entry's build lock)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import json
 import time
 from pathlib import Path
 
-from complexir import cache_admin
 from complexir.cli.text_table import text_table
-from complexir.errors import LeftoverError
+from complexir.hub import cache_admin
+from complexir.layout.errors import LeftoverError
 
 
 def _days(text: str) -> float:
@@ -63,7 +63,7 @@ def _benchmarks(names: list[str] | None) -> list[str] | None:
     """Folder names of the benchmarks named (a registered one by its name or folder, any other as given)."""
     if names is None:
         return None
-    from complexir.benchmarks import get_spec
+    from complexir.registry.benchmarks import get_spec
 
     folders = []
     for name in names:

@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from complexir.compare import make_compare
+    from complexir.analysis.compare import make_compare
 
     path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,
                         allow_demo=args.allow_demo)

@@ -1,8 +1,9 @@
-"""``complexir run``'s search engine and embedding store options (``complexir.systems`` builds the model they make).
+"""``complexir run``'s search engine and embedding store options (``complexir.systems.kinds`` builds the model
+they make).
 
 Engines: ``local`` (default) is the streaming exact search in this process; ``ray`` spreads its corpus batches
 over Ray actors; ``mteb`` is MTEB's own in-memory search. A searcher or a cross-encoder runs in this process
-(``local`` and ``mteb`` alike; ``ray`` refuses them, ``complexir.systems``). Dense encoders encode through the
+(``local`` and ``mteb`` alike; ``ray`` refuses them, ``complexir.systems.kinds``). Dense encoders encode through the
 content-addressed embedding store: ``--cache DIR`` keeps it for later runs (and must be a folder every Ray worker
 can reach); without it the run uses a temporary store, so a text shared by tasks is still encoded once per run.
 """

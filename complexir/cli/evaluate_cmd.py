@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     import pyarrow as pa  # imported when the command runs, not for --help
 
-    from complexir.file_eval import evaluate_files
+    from complexir.runs.file_eval import evaluate_files
 
     # Arrow's system-allocator pool returns freed buffers to the OS at once (its default, mimalloc, keeps them):
     # a lower peak for a one-shot command on large files.

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import Terminated
+from complexir.layout.errors import Terminated
 
 OK, FAILED, BAD_INPUT = 0, 1, 2
 

@@ -1,5 +1,5 @@
 """``complexir fuse``: fuse the rankings of several systems (runs folders, or TREC run files) into one runs folder
-that ``complexir run --runs`` scores. Methods and their exact definitions: ``complexir.fusion``."""
+that ``complexir run --runs`` scores. Methods and their exact definitions: ``complexir.runs.fusion``."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def fuse(args: argparse.Namespace) -> int:
-    from complexir.fusion import fuse as fuse_runs
-    from complexir.runs import RunsError, RunsFolder, RunsFolderWriter, read_run_file, write_run_file
+    from complexir.runs.folder import RunsError, RunsFolder, RunsFolderWriter, read_run_file, write_run_file
+    from complexir.runs.fusion import fuse as fuse_runs
 
     if len(args.runs) < 2:
         raise ValueError("complexir fuse needs two or more runs")
@@ -81,7 +81,7 @@ def fuse(args: argparse.Namespace) -> int:
 
 def _same_data(folders: list, task: str) -> dict | None:
     """The data the inputs ranked for ``task``, which must be the same data (as their runs.json record it)."""
-    from complexir.runs import RunsError
+    from complexir.runs.folder import RunsError
 
     recorded = [(f.path, f.data(task)) for f in folders]
     known = {(path, data["revision"]) for path, data in recorded if data}

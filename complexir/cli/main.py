@@ -12,7 +12,8 @@ import logging
 import sys
 from importlib import import_module
 
-from ..atomic import raise_on_sigterm, restore_sigterm
+from complexir.layout.atomic import raise_on_sigterm, restore_sigterm
+
 from .failures import ArgumentParser, report, silence_broken_pipe
 
 # Imported lazily so that `complexir --help` or `complexir evaluate` never pay for torch and mteb.

@@ -14,7 +14,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from complexir import published
+    from complexir.analysis import published
 
     names = [args.benchmark] if args.benchmark else published.benchmarks()
     print("\n\n".join(published.render(published.load(name)) for name in names))

@@ -1,6 +1,6 @@
 """``complexir push``: publish a built benchmark (dataset repo) or a metric folder (Gradio Space) to the Hub.
 
-A metric folder is uploaded as a staged, self-contained copy (the maths vendored; see complexir.push).
+A metric folder is uploaded as a staged, self-contained copy (the maths vendored; see complexir.hub.push).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from complexir.push import push
+    from complexir.hub.push import push
 
     result = push(args.folder, args.repo, private=args.private, dry_run=args.dry_run, stage_dir=args.stage_dir)
     plan = result.plan

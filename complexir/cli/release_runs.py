@@ -3,8 +3,8 @@
 CoverageBench releases six rankings per collection (BM25 and Qwen3-8B, alone and reranked by Rank1-7B and
 Qwen3-Reranker-8B); the build keeps every one, as released, in the ``<subset>-runs`` config (``run``, ``query-id``,
 ``corpus-id``, ``rank``, ``score``). Here each run becomes a system named ``release/<run name>``: its rankings
-are written as a runs folder (``complexir.runs``' layout, under ``--output``/release-runs) and scored through
-``complexir.runs.FixedRunsSearch``, ``mteb.evaluate`` and the task's own scoring (the coverage measures from the
+are written as a runs folder (``complexir.runs.folder``' layout, under ``--output``/release-runs) and scored through
+``complexir.runs.folder.FixedRunsSearch``, ``mteb.evaluate`` and the task's own scoring (the coverage measures from the
 nuggets, nDCG@20 from the qrels, the zero-score topics, per-query files); its results are filed like any model's
 under ``--output`` with the release's revision as the model revision, and one table per measure shows every run on
 every collection, with the values the paper's text gives beside ours.
@@ -39,9 +39,10 @@ def system_of(run: str) -> tuple[str | None, str | None]:
 
 
 def published(subset: str, run: str, key: str) -> float | None:
-    """The value the paper gives for the released run ``run`` on collection ``subset`` (``complexir.published``'s
-    CoverageBench data, whose ``release_runs`` say which run each published system is), or None."""
-    from complexir import published as published_data
+    """The value the paper gives for the released run ``run`` on collection ``subset``
+    (``complexir.analysis.published``'s CoverageBench data, whose ``release_runs`` say which run each published
+    system is), or None."""
+    from complexir.analysis import published as published_data
     from complexir.tasks.coveragebench import RETRIEVAL_TASKS
 
     system = system_of(run)
@@ -54,10 +55,10 @@ def published(subset: str, run: str, key: str) -> float | None:
 
 
 def released_search(folder: Path, name: str) -> Any:
-    """``complexir.runs.FixedRunsSearch`` over one released run's runs folder, filed under ``name``, that also
+    """``complexir.runs.folder.FixedRunsSearch`` over one released run's runs folder, filed under ``name``, that also
     accepts the documents the release ranks but the built corpus lacks (the release is the authority on its
     own runs; such a document counts as judged or not by the qrels alone, as trec_eval and ndeval read a run)."""
-    from complexir.runs import FixedRunsSearch, RunsFolder
+    from complexir.runs.folder import FixedRunsSearch, RunsFolder
 
     class ReleasedRunSearch(FixedRunsSearch):
         def expect_ids(self, task: str, hf_subset: str, split: str, *, queries: Any, documents: Any = ()) -> None:
@@ -82,7 +83,7 @@ def release_revision(task: Any) -> str:
 
 def read_release_runs(task: Any, split: str) -> dict[str, dict[str, dict[str, float]]]:
     """run name -> query -> document -> score, from the task's ``<subset>-runs`` config ({} when it has none)."""
-    from complexir.reader import load
+    from complexir.layout.reader import load
 
     path, revision = task.data_source()
     layout = task.layout_subsets["default"]
@@ -98,8 +99,8 @@ def read_release_runs(task: Any, split: str) -> dict[str, dict[str, dict[str, fl
 
 def render(scores: dict[str, dict[str, dict[str, float]]], subsets: list[str]) -> str:
     """One table per measure: a row per released run, a column per collection, ours (published)."""
+    from complexir.analysis.tables import fmt_score
     from complexir.cli.text_table import text_table
-    from complexir.tables import fmt_score
 
     out = []
     for label, key in MEASURES:
@@ -124,7 +125,7 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
     a model's are."""
     import mteb
 
-    from complexir.results import per_query_path
+    from complexir.runs.results import per_query_path
 
     tasks = [t for t in tasks if not getattr(t, "rerank", False) and hasattr(t, "coverage_per_query")]
     if not tasks:
@@ -144,14 +145,14 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
     if not by_run:
         raise FileNotFoundError("no <subset>-runs config in the data read: build CoverageBench with this complexir "
                                 "(it keeps every released run) and pass --data-dir")
-    from complexir.runs import RunsFolderWriter
+    from complexir.runs.folder import RunsFolderWriter
 
     subset_of = {t.metadata.name: t.layout_subsets["default"] for t in tasks}
     by_name = {t.metadata.name: t for t in tasks}
     scores: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
     for run in sorted(by_run):
         name = f"{SYSTEM_PREFIX}/{run}"
-        # the run as a runs folder beside the results (complexir.runs' layout): what --runs would score too
+        # the run as a runs folder beside the results (complexir.runs.folder' layout): what --runs would score too
         folder = output / "release-runs" / run.replace("/", "__")
         writer = RunsFolderWriter(folder, name, revisions[run], depth=None)
         for (task_name, split), results in by_run[run].items():

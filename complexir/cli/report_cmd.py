@@ -21,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from complexir.report import make_report
+    from complexir.analysis.report import make_report
 
     card = make_report(args.results, args.out, model=args.model, card=args.card, baseline=args.baseline,
                        baseline_model=args.baseline_model, allow_demo=args.allow_demo)

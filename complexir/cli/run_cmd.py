@@ -16,13 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
 from complexir.cli import runs_options
 from complexir.cli.argument_types import positive_int
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
-from complexir.data_source import DataSource, choose_source
+from complexir.hub.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
-from complexir.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_system_arguments(parser: argparse.ArgumentParser) -> None:
-    """What the system is besides ``--model`` (``complexir.systems``): a first stage for a cross-encoder, custom
+    """What the system is besides ``--model`` (``complexir.systems.kinds``): a first stage for a cross-encoder, custom
     code, prompts."""
     parser.add_argument("--first-stage", default=None, metavar="MODEL_OR_RUNS",
                         help="with a cross-encoder --model: what it reranks on retrieval tasks, a dense model, a "
@@ -99,8 +99,8 @@ def prompt_arg(text: str) -> tuple[str, str]:
 
 
 def describe_run_system(args: argparse.Namespace) -> Any:
-    """The system ``complexir run`` was asked for (``complexir.systems.describe_system``)."""
-    from complexir.systems import describe_system
+    """The system ``complexir run`` was asked for (``complexir.systems.kinds.describe_system``)."""
+    from complexir.systems.kinds import describe_system
 
     return describe_system(args.model, runs=getattr(args, "runs", None), first_stage=args.first_stage,
                            rerank_depth=args.rerank_depth, trust_remote_code=args.trust_remote_code,
@@ -165,7 +165,7 @@ def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
     other. Demo over demo is fine (a newer complexir may ship a changed demo)."""
     import mteb
 
-    from complexir import provenance
+    from complexir.hub import provenance
 
     path = mteb.ResultCache(output).get_task_result_path(task.metadata.name, meta)
     if not path.is_file():
@@ -248,8 +248,8 @@ def run(args: argparse.Namespace) -> int:
         _check_folder_option(option, value)
     import mteb
 
-    from complexir.results import per_query_path
-    from complexir.systems import build_search_model, check_tasks
+    from complexir.runs.results import per_query_path
+    from complexir.systems.kinds import build_search_model, check_tasks
 
     system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
     source = resolve_source(args.data_dir)

@@ -1,5 +1,5 @@
 """``complexir run``'s runs options: ``--runs`` scores fixed rankings as a system, ``--save-runs`` writes the
-rankings a run made (see ``complexir.runs`` for the folder layout)."""
+rankings a run made (see ``complexir.runs.folder`` for the folder layout)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from complexir.runs import RunsError
+from complexir.runs.folder import RunsError
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def runs_task_names(args: argparse.Namespace) -> list[str] | None:
     """The tasks to run: those given, else (with ``--runs`` of a folder and no ``--benchmark``) the folder's."""
     if args.task or args.benchmark or not args.runs or not Path(args.runs).expanduser().is_dir():
         return args.task
-    from complexir.runs import RunsFolder
+    from complexir.runs.folder import RunsFolder
     from complexir.tasks import all_tasks
 
     folder = RunsFolder(args.runs)
@@ -58,7 +58,7 @@ class FixedRunsSetup:
 
 def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSetup:
     """The ``FixedRunsSearch`` of ``--runs``, every task, subset and split to run checked up front to have a run."""
-    from complexir.runs import FixedRunsSearch, RunsFolder
+    from complexir.runs.folder import FixedRunsSearch, RunsFolder
 
     model_options = [option for option, given in (("--model", args.model), ("--max-seq-length", args.max_seq_length),
                                                   ("--backend", args.backend != "torch"),
@@ -105,7 +105,7 @@ def save_runs_writer(args: argparse.Namespace, model: Any, tasks: list[Any], out
         return model, None
     import mteb
 
-    from complexir.runs import RecordingSearch, RunsFolderWriter
+    from complexir.runs.folder import RecordingSearch, RunsFolderWriter
 
     meta = model.mteb_model_meta
     if args.save_runs:
@@ -128,7 +128,7 @@ def close_save_runs(writer: Any) -> None:
     """``runs.json`` for the run files written (none written: nothing to describe)."""
     if writer is not None and writer.tasks:
         writer.close()
-        from complexir.runs import SUFFIX
+        from complexir.runs.folder import SUFFIX
 
         print(f"runs: {sum(1 for _ in writer.path.glob(f'*/*/*{SUFFIX}'))} run file(s) in {writer.path.resolve()} "
               f"(depth {writer.depth})")
@@ -136,7 +136,7 @@ def close_save_runs(writer: Any) -> None:
 
 def print_runs_summary(setup: Any) -> None:
     """What the fixed runs were, and how many queries each run left unranked (they score 0, as trec_eval -c)."""
-    from complexir.runs import FixedRunsSearch
+    from complexir.runs.folder import FixedRunsSearch
 
     search = getattr(setup, "model", None)
     if not isinstance(search, FixedRunsSearch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from complexir.validation import validate_folder
+from complexir.layout.validation import validate_folder
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from complexir.errors import UpstreamFormatError
+from complexir.layout.errors import UpstreamFormatError
 from complexir.upstream import iter_jsonl
 from complexir.upstream.release import content_digest
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from complexir.card import read_front_matter
-from complexir.errors import UpstreamFormatError
-from complexir.trec_io import read_nugget_qrels, read_run
+from complexir.layout.card import read_front_matter
+from complexir.layout.errors import UpstreamFormatError
+from complexir.runs.trec_io import read_nugget_qrels, read_run
 from complexir.upstream import iter_jsonl
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from complexir.errors import UpstreamFormatError
+from complexir.layout.errors import UpstreamFormatError
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Written here rather than with evaluate's `launch_gradio_widget`: that helper builds its page with
 `gr.inputs` / `gr.outputs`, which Gradio 4 removed, and Gradio 3 no longer starts with today's Starlette.
 The versions this runs with are pinned in README.md (`sdk_version`) and requirements.txt;
-`python benchmarks/check_space_app.py` starts it against them and fetches its page.
+`python speed/check_space_app.py` starts it against them and fetches its page.
 """
 
 import json

@@ -1,0 +1,1 @@
+"""Reading results: paired statistics, published numbers, tables, charts, the model-card report and comparisons."""
