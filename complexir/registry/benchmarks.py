@@ -8,7 +8,7 @@ tasks). The loading scripts, the task modules, ``complexir build``/``run``/``rep
 mteb hook all iterate :func:`all_specs`.
 
 Adding a benchmark is a spec, a loading script, a task module, a card template and fixtures: register the spec
-with :func:`register`, or from another distribution through the ``complexir.registry.benchmarks`` entry point group
+with :func:`register`, or from another distribution through the ``complexir.benchmarks`` entry point group
 (``name = "package.module:SPEC"``), which every process (the plain ``mteb`` CLI too) reads.
 
 This module is foundation: it names the implementing modules by their import path and imports none of them.
