@@ -147,6 +147,7 @@ BENCHMARK = mteb.Benchmark(
                  "cover every aspect of the need? alpha-nDCG@20 (main), StRecall@20 and nDCG@20, for full "
                  "retrieval and for reranking the baselines' top 50."),
     reference=SPEC.reference,
+    benchmark_hf_repo=SPEC.hub_id,  # the repo its tasks read: its eval.yaml makes it the Hub Benchmark
     citation=SPEC.citation,
 )
 

@@ -385,6 +385,7 @@ BENCHMARK = Benchmark(
                  "passage setting, scored as the official crumb_eval: graded int labels, MaxP for clinical_trial, "
                  "set_operation_entity_retrieval and tip_of_the_tongue, binary qrels for paper_retrieval recall."),
     reference=SPEC.reference,
+    benchmark_hf_repo=SPEC.hub_id,  # the repo its tasks read: its eval.yaml makes it the Hub Benchmark
     citation=SPEC.citation,
 )
 

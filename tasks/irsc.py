@@ -62,6 +62,7 @@ BENCHMARK = mteb.Benchmark(
         "scores per task and per subset (language setting), recall@10 first, then MAP@10 and nDCG@10."
     ),
     reference=SPEC.reference,
+    benchmark_hf_repo=SPEC.hub_id,  # the repo its tasks read: its eval.yaml makes it the Hub Benchmark
     citation=SPEC.citation,
 )
 

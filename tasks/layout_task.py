@@ -143,8 +143,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         from complexir.registry.benchmarks import get_spec
 
         spec = get_spec(self.benchmark_dir)
-        folder = build_cache.ensure_built(spec, self.upstream_subsets(),
-                                          describe=lambda out: write_descriptive_statistics(out, spec))
+        folder = build_cache.ensure_built(spec, self.upstream_subsets(), describe=lambda out: describe_folder(out, spec))
         logger.warning("%s: %s is not on the Hub; reading %s, %s", self.metadata.name, self.metadata.dataset["path"],
                        folder, provenance.of_local_folder(folder).describe())
         self.__dict__["_upstream_build"] = (source, str(folder))
@@ -374,6 +373,15 @@ def write_descriptive_statistics(folder: Path, spec: BenchmarkSpec) -> list[Path
             write_task_statistics(task, path)
             written.append(path)
     return written
+
+
+def describe_folder(folder: Path, spec: BenchmarkSpec) -> list[Path]:
+    """What a build adds to a finished benchmark folder before it is put in place: mteb's descriptive statistics
+    of every task it serves (:func:`write_descriptive_statistics`) and the Hub Benchmark's ``eval.yaml``
+    (``hub_benchmark.write_eval_config``)."""
+    from .hub_benchmark import write_eval_config
+
+    return [*write_descriptive_statistics(folder, spec), write_eval_config(folder, spec)]
 
 
 def task_to_describe(cls: type[LayoutRetrievalTask], data_dir: Path) -> LayoutRetrievalTask | None:

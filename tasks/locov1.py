@@ -131,6 +131,7 @@ BENCHMARK = mteb.Benchmark(
                  "scientific papers, Wikipedia, court opinions, legal case reports, Stack Overflow). nDCG@10 over "
                  "whole documents; each result records the share of document tokens the model read."),
     reference=SPEC.reference,
+    benchmark_hf_repo=SPEC.hub_id,  # the repo its tasks read: its eval.yaml makes it the Hub Benchmark
     citation=SPEC.citation,
 )
 

@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import shutil
+from pathlib import Path
 
 import datasets
 import pyarrow as pa
@@ -516,3 +517,84 @@ def test_judgments_on_documents_missing_from_the_corpus_are_kept_counted_and_val
     with pytest.raises(LayoutError, match=re.escape("qrels-test.parquet, row 5: qrels corpus-id 'x' is not in the "
                                                     "corpus of subset 'drugs', and the card declares 1")):
         validate_folder(out)
+
+
+# -- eval.yaml: the file that makes a benchmark's Hub repo a Benchmark ------------------------------------------
+
+DEMO = Path(__file__).resolve().parents[1] / "complexir" / "demo"
+
+
+def _eval_yaml(folder, text):
+    (folder / "eval.yaml").write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name: x\ndescription: y\nevaluation_framework: mteb\ntasks:\n- id: a\n  config: nope-queries\n  split: test\n",
+     r"eval.yaml:5: task 'a' names config 'nope-queries', which the card"),
+    ("name: x\ndescription: y\nevaluation_framework: mteb\ntasks:\n- id: a\n  config: drugs-queries\n  split: train\n",
+     r"eval.yaml:5: task 'a': config 'drugs-queries' has no split 'train'"),
+    ("name: x\ndescription: y\nevaluation_framework: mteb\ntasks:\n- id: a\n- id: a\n",
+     r"eval.yaml:6: task id 'a' already given on line 5"),
+    ("name: x\ndescription: y\ntasks:\n- id: a\n", r"eval.yaml:1: missing key 'evaluation_framework'"),
+    ("name: x\ndescription: y\nevaluation_framework: mteb\ntasks: [\n", r"eval.yaml:\d+: invalid YAML"),
+    ("name: x\ndescription: y\nevaluation_framework: mteb\ntasks:\n- id: a\n  metric: ndcg\n",
+     r"eval.yaml:5: unknown task keys \['metric'\]"),
+])
+def test_validator_checks_eval_yaml_against_the_card(toy, tmp_path, text, message):
+    folder = shutil.copytree(toy, tmp_path / "toy")
+    _eval_yaml(folder, "name: x\ndescription: y\nevaluation_framework: mteb\ntasks:\n- id: a\n  config: drugs-queries\n"
+                       "  split: test\n- id: b\n")
+    validate_folder(folder)  # a valid one passes
+    _eval_yaml(folder, text)
+    with pytest.raises(LayoutError, match=message):
+        validate_folder(folder)
+
+
+def _check_eval_yaml(folder, spec):
+    """The folder's eval.yaml is mteb's HFEvalMeta, names the benchmark, and every config and split it names is
+    the card's; returns its task ids."""
+    from complexir.mteb.internals import hf_eval_meta
+    from complexir.tasks.hub_benchmark import eval_config
+
+    data = yaml.safe_load((folder / "eval.yaml").read_text(encoding="utf-8"))
+    meta = hf_eval_meta().model_validate(data)
+    assert meta.evaluation_framework == "mteb" and meta.name == spec.name
+    assert data == eval_config(folder, spec)  # what a build writes is what the folder's data calls for
+    card = read_front_matter(folder / "README.md")
+    splits = {c["config_name"]: {f["split"] for f in c["data_files"]} for c in card["configs"]}
+    for task in meta.tasks:
+        assert (task.config is None) == (task.split is None)
+        if task.config is not None:
+            assert task.split in splits[task.config], task
+    validate_folder(folder, every_row=False)
+    return [t.id for t in meta.tasks]
+
+
+@pytest.mark.parametrize("benchmark", ["crumb", "irsc", "locov1", "coveragebench"])
+def test_every_demo_folder_is_a_hub_benchmark(benchmark):
+    from complexir.registry.benchmarks import get_spec
+    from complexir.tasks import benchmarks_by_name
+
+    spec = get_spec(benchmark)
+    ids = _check_eval_yaml(DEMO / benchmark, spec)
+    assert ids[0] == spec.name  # the benchmark as a whole first, then its tasks
+    bench = benchmarks_by_name()[spec.name]
+    assert bench.benchmark_hf_repo == spec.hub_id
+    present = {name for name in ids if not name.count("_") and name != spec.name}
+    assert present == {p.stem for p in (DEMO / benchmark / "descriptive_stats").iterdir()}
+
+
+def test_build_writes_eval_yaml_with_the_folder(tmp_path):
+    """`complexir build` writes eval.yaml into the folder before it is swapped in (a partial build lists its
+    tasks only); a build that fails leaves neither."""
+    from complexir.cli.main import main
+    from complexir.registry.benchmarks import CRUMB
+
+    fixture = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"
+    out = tmp_path / "crumb"
+    assert main(["build", "crumb", "--source", str(fixture), "--out", str(out), "--subset", "legal_qa",
+                 "--no-progress"]) == 0
+    ids = _check_eval_yaml(out, CRUMB)
+    assert ids == ["CRUMB", "CRUMBLegalQA", "CRUMBLegalQA_default_test", "CRUMBLegalQA_default_validation",
+                   "CRUMBLegalQAFullDocument", "CRUMBLegalQAFullDocument_default_test",
+                   "CRUMBLegalQAFullDocument_default_validation"]

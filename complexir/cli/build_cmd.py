@@ -32,13 +32,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _described(build: Callable[[argparse.Namespace], int], spec: BenchmarkSpec) -> Callable[..., int]:
-    """The loading script's ``build``, with mteb's descriptive statistics of every task written into the built
-    folder before it is put in place."""
+    """The loading script's ``build``, with mteb's descriptive statistics of every task and the Hub Benchmark's
+    ``eval.yaml`` written into the built folder before it is put in place (atomic with it)."""
 
     def describe(folder: Path) -> None:
-        from complexir.tasks.layout_task import write_descriptive_statistics  # mteb and the tasks: only for a build
+        from complexir.tasks.layout_task import describe_folder  # mteb and the tasks: only for a build
 
-        for path in write_descriptive_statistics(folder, spec):
-            logger.info("descriptive statistics: %s", path.name)
+        for path in describe_folder(folder, spec):
+            logger.info("written: %s", path.name)
 
     return lambda args: run_build(build, args, describe)

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from complexir.layout.card import MISSING_DOCUMENTS_KEY, read_front_matter
 from complexir.layout.errors import LayoutError
+from complexir.layout.eval_config import check_eval_config
 from complexir.layout.folder import BenchmarkFolder
 from complexir.layout.integrity import DocumentIds, Place, SplitIntegrity, check_declared_missing, check_grade
 from complexir.layout.schema import CORPUS, NUGGETS, QRELS, QUERIES, REQUIRED, TOP_RANKED
@@ -191,4 +192,5 @@ def _validate(folder: Path, every_row: bool, scratch: Path) -> dict[str, dict[st
         report[name] = counts
     if not any(counts["splits"] for counts in report.values()):
         raise LayoutError(f"{folder}: no subset has queries and qrels: nothing to evaluate")
+    check_eval_config(folder)  # when the folder has one (a build writes it after this check, then checks it)
     return report

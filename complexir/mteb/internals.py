@@ -136,6 +136,18 @@ def hf_benchmark_result(result: Any, user: str | None) -> Any:
     return required(result, "_to_hf_benchmark_result", Callable)(user)
 
 
+def hf_eval_meta() -> type:
+    """mteb's ``HFEvalMeta``: the pydantic model of a Hub Benchmark's ``eval.yaml`` (``model_validate`` checks one)."""
+    module = importlib.import_module("mteb._hf_integration.eval_model")
+    return required(module, "HFEvalMeta", type)
+
+
+def hf_eval_results() -> type:
+    """mteb's ``HFEvalResults``: the pydantic model of one ``.eval_results/*.yaml`` file (a list of entries)."""
+    module = importlib.import_module("mteb._hf_integration.eval_result_model")
+    return required(module, "HFEvalResults", type)
+
+
 def card_dataset_loader(hf_repo: str, revision: str | None, split: str = "test",
                         config: str | None = None, corpus: Any = None) -> Any:
     """MTEB's ``RetrievalDatasetLoader`` reading the configs and splits from the benchmark's card (see
