@@ -143,7 +143,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         from complexir.registry.benchmarks import get_spec
 
         spec = get_spec(self.benchmark_dir)
-        folder = build_cache.ensure_built(spec, self.upstream_subsets(), describe=lambda out: describe_folder(out, spec))
+        folder = build_cache.ensure_built(spec, self.upstream_subsets(),
+                                          describe=lambda out: describe_folder(out, spec))
         logger.warning("%s: %s is not on the Hub; reading %s, %s", self.metadata.name, self.metadata.dataset["path"],
                        folder, provenance.of_local_folder(folder).describe())
         self.__dict__["_upstream_build"] = (source, str(folder))
