@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 from typing import Any, ClassVar
@@ -117,6 +118,33 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         # layout subset → split → judged queries without a relevant document (from the card; they score 0)
         self._zero_score_queries: dict[str, dict[str, list[str]]] = {}
         self._cards: dict[tuple[str, str | None], BenchmarkFolder] = {}  # each card this task read, parsed once
+        if isinstance(self.metadata, LayoutTaskMetadata):  # mteb asks for the statistics before loading anything
+            self.metadata = self.metadata.located_by(self.statistics_folder)
+
+    def statistics_folder(self) -> Path | None:
+        """The benchmark folder holding this task's descriptive statistics, found on disk alone (no network, nothing
+        loaded): the local data dir's folder; for the Hub, the repo's copy in the Hugging Face cache, else the newest
+        build from the upstream release in complexir's cache. None when none of them holds them: mteb then sees no
+        statistics (``metadata.descriptive_stats`` is None) until the task has read its data."""
+        source = self.source or self.default_source or DataSource.hub()
+        name = f"{DESCRIPTIVE_STATS_FOLDER}/{self.metadata.name}.json"
+        if source.data_dir is not None:
+            folder = source.data_dir / self.benchmark_dir
+            return folder if (folder / name).is_file() else None
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(self.metadata.dataset["path"], name, repo_type="dataset",
+                                        revision=self.metadata.dataset["revision"])
+        if isinstance(cached, str):  # <snapshot>/descriptive_stats/<Task>.json
+            return Path(cached).parent.parent
+        from complexir.hub import build_cache
+        from complexir.registry.benchmarks import get_spec
+
+        try:
+            built = build_cache.newest_cached(get_spec(self.benchmark_dir), self.upstream_subsets())
+        except KeyError:  # a task whose benchmark is not registered (a test's own)
+            return None
+        return built if built is not None and (built / name).is_file() else None
 
     @property
     def data_dir(self) -> Path | None:
@@ -411,12 +439,24 @@ class LayoutTaskMetadata(TaskMetadata):
     """
 
     _data_folder: Path | None = PrivateAttr(default=None)
+    #: the task's :meth:`LayoutRetrievalTask.statistics_folder`: where its source's statistics are, before any load
+    _locate: Callable[[], Path | None] | None = PrivateAttr(default=None)
 
     @property
     def descriptive_stat_path(self) -> Path:
-        if self._data_folder is not None:
-            return self._data_folder / DESCRIPTIVE_STATS_FOLDER / f"{self.name}.json"
+        folder = self._data_folder
+        if folder is None and self._locate is not None:
+            folder = self._locate()
+        if folder is not None:
+            return folder / DESCRIPTIVE_STATS_FOLDER / f"{self.name}.json"
         return super().descriptive_stat_path
+
+    def located_by(self, locate: Callable[[], Path | None]) -> LayoutTaskMetadata:
+        """A copy whose statistics, until :meth:`reading` names the folder read, are in the folder ``locate()``
+        finds (asked each time: a task's source may be set after it was made)."""
+        copy = self.model_copy()
+        copy._locate = locate
+        return copy
 
     def reading(self, folder: str | os.PathLike | None) -> LayoutTaskMetadata:
         """A copy whose descriptive statistics are those stored in the benchmark folder ``folder``."""

@@ -7,6 +7,7 @@ the installed package, so the same check is repeated here with the same formatte
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import bibtexparser
@@ -46,13 +47,19 @@ ON_DEMO = [cls for cls in TASKS if cls().available_in(demo_data_dir())]
 
 
 @pytest.mark.parametrize("task_class", ON_DEMO, ids=lambda cls: cls.metadata.name)
-def test_all_metadata_is_filled_and_valid_on_the_demos(task_class):
+def test_all_metadata_is_filled_and_valid_on_the_demos(task_class, monkeypatch):
     """mteb's own ``test_all_metadata_is_filled_and_valid`` (the checks of its repository's test, through mteb's
-    methods) on each task reading the demo copy of its benchmark: the descriptive statistics are those
-    ``complexir build`` computed on that copy and stored in it."""
-    task = task_class()
-    task.data_dir = demo_data_dir()
-    task.data_provenance()
+    methods), on the task as mteb hands it out (``mteb.get_task``) with the data source the mteb hook sets from
+    ``COMPLEXIR_DATA_DIR`` (here: the demos): the descriptive statistics are those ``complexir build`` computed
+    on that copy and stored in it, found before anything is loaded."""
+    import mteb
+
+    from complexir.hub.data_source import DataSource
+    from complexir.tasks import LayoutRetrievalTask
+
+    monkeypatch.setattr(LayoutRetrievalTask, "default_source", DataSource.local(demo_data_dir()))
+    task = mteb.get_task(task_class.metadata.name)
+    assert isinstance(task, task_class)
     metadata = task.metadata
     metadata._validate_metadata()
     assert metadata.is_filled(), f"Metadata for {metadata.name} is not filled"
@@ -61,13 +68,35 @@ def test_all_metadata_is_filled_and_valid_on_the_demos(task_class):
     assert not task.is_aggregate
     assert metadata.descriptive_stats is not None, metadata.descriptive_stat_path
     assert metadata.n_samples is not None
-    assert metadata.descriptive_stat_path.parent.parent == demo_data_dir() / task.benchmark_dir
     assert metadata.prompt is None or isinstance(metadata.prompt, dict)  # a dict prompt is allowed for retrieval
+    assert not task.data_loaded  # found on disk, not by loading the data
+    assert metadata.descriptive_stat_path.parent.parent == demo_data_dir() / task.benchmark_dir
+    stored = json.loads((demo_data_dir() / task.benchmark_dir / "descriptive_stats" /
+                         f"{metadata.name}.json").read_text())
+    assert metadata.descriptive_stats == stored
+
+
+def test_statistics_follow_the_source_set_after_the_task_was_made(tmp_path):
+    """A task made first and pointed at a data dir afterwards (``task.data_dir = ...``, as ``complexir run`` does)
+    reports that data dir's statistics, not those of the source it was made with."""
+    import shutil
+
+    cls = ON_DEMO[0]
+    copy = tmp_path / "data"
+    shutil.copytree(demo_data_dir() / cls.benchmark_dir, copy / cls.benchmark_dir)
+    stats = copy / cls.benchmark_dir / "descriptive_stats" / f"{cls.metadata.name}.json"
+    data = json.loads(stats.read_text())
+    data["changed"] = True
+    stats.write_text(json.dumps(data))
+    task = cls()
+    task.data_dir = demo_data_dir()
+    assert "changed" not in task.metadata.descriptive_stats
+    task.data_dir = copy
+    assert task.metadata.descriptive_stats["changed"] is True
 
 
 def test_build_writes_mteb_statistics_of_the_built_data(tmp_path):
     """``complexir build`` stores, for every task its folder serves, mteb's statistics of exactly that data."""
-    import json
 
     from complexir.cli.main import main
 
