@@ -84,7 +84,7 @@ def test_model_index_is_valid_and_merged(report, two_runs, tiny):
     from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
 
     meta = _front_matter(report / "README.md")
-    assert meta["license"] == "apache-2.0" and meta["tags"] == ["sentence-transformers"]
+    assert meta["license"] == "apache-2.0" and meta["tags"] == ["sentence-transformers", "mteb"]  # ours added
     index = meta["model-index"]
     assert len(index) == 1 and index[0]["name"] == "all-MiniLM-L6-v2"
     for result in index[0]["results"]:  # the Hub schema's required keys
@@ -150,17 +150,64 @@ def test_table_values_and_p_values(report, two_runs, tiny):
 
 
 def test_eval_results_files_match_mteb(report, two_runs, tiny):
-    data = yaml.safe_load((report / ".eval_results" / f"{tiny.TASK_NAME}.yaml").read_text(encoding="utf-8"))
+    from huggingface_hub import parse_eval_result_entries
+
+    from complexir.analysis.report import EVAL_RESULTS_SCALE
+
+    text = (report / ".eval_results" / f"{tiny.TASK_NAME}.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    # read as huggingface_hub reads the format (mteb's pydantic model cannot read back the revision it leaves out)
+    assert [e.task_id for e in parse_eval_result_entries(data)] == [e["dataset"]["task_id"] for e in data]
     main = _task_result(*two_runs["full"], tiny.TASK_NAME).get_score()
     ids = {entry["dataset"]["task_id"]: entry for entry in data}
     assert set(ids) == {f"{tiny.TASK_NAME}_default_test", tiny.TASK_NAME}
     for entry in data:
-        # the revision of the data scored (a local build: its folder name and content digest), not the declared "1"
+        # a local build: no Hub commit to name, so no revision (never the declared "1", never a local digest)
         assert entry["dataset"]["id"] == "complexir/tiny-health"
-        assert entry["dataset"]["revision"] == _task_result(*two_runs["full"], tiny.TASK_NAME).dataset_revision
-        assert entry["dataset"]["revision"].startswith("local-")
+        assert "revision" not in entry["dataset"]
         assert entry["value"] == round(main * 100, 5)
         assert entry["source"]["url"] == "https://github.com/embeddings-benchmark/mteb/"
+        assert EVAL_RESULTS_SCALE in entry["notes"]
+
+
+def test_benchmark_level_eval_result(report, two_runs, tiny):
+    """Every task of the benchmark was scored: .eval_results/<Benchmark>.yaml holds its headline score, the mean of
+    the task main scores on the scale of the per-task files, filed under the benchmark's Hub repo and name."""
+    from complexir.analysis.report import EVAL_RESULTS_SCALE
+
+    data = yaml.safe_load((report / ".eval_results" / f"{tiny.BENCHMARK_NAME}.yaml").read_text(encoding="utf-8"))
+    assert len(data) == 1
+    entry = data[0]
+    assert entry["dataset"] == {"id": tiny.BENCHMARK.benchmark_hf_repo, "task_id": tiny.BENCHMARK_NAME}
+    scores = [_task_result(*two_runs["full"], t.metadata.name).get_score() for t in tiny.BENCHMARK.tasks]
+    assert entry["value"] == pytest.approx(sum(scores) / len(scores) * 100, abs=1e-6)
+    assert EVAL_RESULTS_SCALE in entry["notes"]
+    card = _front_matter(report / "README.md")
+    assert "mteb" in card["tags"] and "sentence-transformers" in card["tags"]
+
+
+def test_no_benchmark_level_result_without_every_task(tmp_path, caplog):
+    """A benchmark some of whose tasks were not scored gets no benchmark-level file, and one line names the missing
+    tasks; the hub revision is kept only for data read from the Hub."""
+    from mteb.results import TaskResult
+
+    from complexir.analysis.report import hub_revision, write_eval_results_folder
+    from complexir.runs.results import ModelRun
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    result = TaskResult(dataset_revision=commit, task_name="LoCoV1GovReport", mteb_version="2.26.0",
+                        scores={"test": [{"hf_subset": "default", "languages": ["eng-Latn"], "main_score": 0.5,
+                                          "ndcg_at_10": 0.5}]}, evaluation_time=1.0)
+    run = ModelRun(model="m", revision="r", folder=tmp_path, task_results={"LoCoV1GovReport": result})
+    with caplog.at_level("WARNING"):
+        written = write_eval_results_folder(run, tmp_path)
+    assert [p.name for p in written] == ["LoCoV1GovReport.yaml"]
+    lines = [r.getMessage() for r in caplog.records if "no benchmark-level result" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith("LoCoV1: ") and "LoCoV1SummScreenFD" in lines[0]
+    assert "LoCoV1GovReport" not in lines[0].split(":", 2)[2]
+    entries = yaml.safe_load(written[0].read_text())
+    assert {e["dataset"]["revision"] for e in entries} == {commit}
+    assert hub_revision("local-locov1-0123456789abcdef") is None and hub_revision(commit) == commit
 
 
 def test_chart_is_a_png(report):
@@ -208,12 +255,13 @@ def test_tasks_sharing_a_repo_get_their_own_model_index_entries():
     ]
 
 
-def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_path):
+def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_path, monkeypatch):
     """Results whose data is the demo, or is not named at all (``dataset_revision`` "main", as mteb writes for any
     task that does not say), never enter model-index or .eval_results as benchmark results; --allow-demo writes
     them labelled."""
     import shutil
 
+    from complexir.analysis import charts
     from complexir.analysis.report import DEMO_LABEL
     from complexir.cli.main import main
 
@@ -222,6 +270,11 @@ def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_
     shutil.copytree(full, copy)
     path = copy / "results" / meta.name.replace("/", "__") / meta.revision / f"{tiny.TASK_NAME}.json"
     result = json.loads(path.read_text())
+    titles = []
+    original = charts.benchmark_chart
+    monkeypatch.setattr(charts, "benchmark_chart",
+                        lambda rows, path, *, title, **kw: (titles.append(title), original(rows, path, title=title,
+                                                                                            **kw))[1])
     for revision in ("main", "complexir-demo-tiny-0123456789abcdef"):
         result["dataset_revision"] = revision
         path.write_text(json.dumps(result))
@@ -233,6 +286,15 @@ def test_report_refuses_demo_or_unnamed_data_unless_allowed(two_runs, tiny, tmp_
     assert all(e["dataset"]["revision"] == "complexir-demo-tiny-0123456789abcdef" for e in entries)
     eval_results = yaml.safe_load((tmp_path / "demo" / ".eval_results" / f"{tiny.TASK_NAME}.yaml").read_text())
     assert all(DEMO_LABEL in e["notes"] for e in eval_results)
+    assert all("revision" not in e["dataset"] for e in eval_results)  # no Hub commit to name
+    benchmark = yaml.safe_load((tmp_path / "demo" / ".eval_results" / f"{tiny.BENCHMARK_NAME}.yaml").read_text())
+    assert all(DEMO_LABEL in e["notes"] and DEMO_LABEL in e["source"]["name"] for e in benchmark)
+    # every human-readable output says DEMO too: the card body, report.md and the chart's title
+    body = (tmp_path / "demo" / "README.md").read_text().split("---", 2)[2]
+    section = (tmp_path / "demo" / "complexir_report" / "report.md").read_text()
+    for text in (body, section):
+        assert "DEMO data, not benchmark scores" in text and f"### {tiny.BENCHMARK_NAME} [DEMO" in text
+    assert titles and all("DEMO data" in t for t in titles)
 
 
 def test_report_takes_data_built_from_upstream_as_real_but_says_so(two_runs, tiny, tmp_path):

@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from complexir.analysis import statistics
-from complexir.analysis.tables import JUDGED_KEY, SECTION_END, SECTION_START, Row, metric_label, render_section
+from complexir.analysis.tables import (
+    DEMO_MARK,
+    JUDGED_KEY,
+    SECTION_END,
+    SECTION_START,
+    Row,
+    metric_label,
+    render_section,
+)
 from complexir.mteb import internals as mteb_internals
 from complexir.runs.results import ModelRun, load_run
 
@@ -172,7 +180,7 @@ def check_provenance(run: ModelRun, *, allow_demo: bool,
     return list(doubtful)
 
 
-DEMO_LABEL = " [DEMO data, not benchmark scores]"
+DEMO_LABEL = f" {DEMO_MARK}"
 UPSTREAM_LABEL = " [built locally from the upstream release, not the published dataset repo]"
 
 
@@ -256,30 +264,102 @@ def merge_card(card_path: Path | None, run: ModelRun, results: list[Any], sectio
     return card
 
 
+#: every value in ``.eval_results`` is on this one scale (mteb's own per-task values are; its benchmark-level value
+#: is not, so ours is computed here on the same scale), and every entry's notes say so
+EVAL_RESULTS_SCALE = "values are main scores x 100 (percent)"
+EVAL_RESULTS_FOLDER = ".eval_results"
+
+
+def hub_revision(revision: str | None) -> str | None:
+    """The ``dataset.revision`` of an ``.eval_results`` entry: the commit of the Hub repo the data was read from;
+    None (left out) for any other data (a local build, the demo, a build from the upstream release), never faked."""
+    from complexir.hub import provenance
+
+    return revision if provenance.kind_of_revision(revision) == provenance.HUB else None
+
+
+def _labelled(entry: Any, label: str, revision: str | None) -> Any:
+    """An mteb ``HFEvalResult`` with our revision, the scale and ``label`` (demo, built locally) in its notes."""
+    update: dict[str, Any] = {"dataset": entry.dataset.model_copy(update={"revision": revision}),
+                              "notes": f"{entry.notes or ''}; {EVAL_RESULTS_SCALE}{label}".lstrip("; ")}
+    if label and entry.source is not None:
+        update["source"] = entry.source.model_copy(update={"name": (entry.source.name or "") + label})
+    return entry.model_copy(update=update)
+
+
 def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None,
                               demo: frozenset[str] | set[str] = frozenset(),
                               upstream: frozenset[str] | set[str] = frozenset()) -> list[Path]:
-    """``.eval_results/<Task>.yaml`` as mteb 2 uploads them (mteb's own serialiser), with the dataset revision the
-    result records (mteb writes the task's declared one); tasks in ``demo`` say so in their notes, and those in
-    ``upstream`` that their data was built locally from the upstream release."""
-    folder = out / ".eval_results"
+    """``.eval_results/<Task>.yaml`` as mteb 2 uploads them (mteb's own serialiser), then
+    ``.eval_results/<Benchmark>.yaml`` for each benchmark every task of which was scored (:func:`benchmark_entry`).
+
+    ``dataset.revision`` is :func:`hub_revision` of the revision the result records (mteb writes the task's
+    declared one); tasks in ``demo`` say so in their notes and source name, those in ``upstream`` that their data
+    was built locally from the upstream release; every entry's notes state the scale (``EVAL_RESULTS_SCALE``)."""
+    folder = out / EVAL_RESULTS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     written = []
+    scored: dict[str, float] = {}  # task → its main score over every subset and split (mteb's task-level entry)
     for task_name, result in sorted(run.task_results.items()):
         benchmark_result = mteb_internals.hf_benchmark_result(result, user)
-        for i, entry in enumerate(benchmark_result.root):
-            update: dict[str, Any] = {"dataset": entry.dataset.model_copy(
-                update={"revision": result.dataset_revision})}
-            label = _label(task_name, demo, upstream)
-            if label:
-                update["notes"] = (entry.notes or "") + label
-                if entry.source is not None:
-                    update["source"] = entry.source.model_copy(update={"name": (entry.source.name or "") + label})
-            benchmark_result.root[i] = entry.model_copy(update=update)
+        label = _label(task_name, demo, upstream)
+        revision = hub_revision(result.dataset_revision)
+        benchmark_result.root[:] = [_labelled(entry, label, revision) for entry in benchmark_result.root]
+        if any(entry.dataset.task_id == task_name for entry in benchmark_result.root):
+            scored[task_name] = result.get_score()
         path = folder / f"{task_name}.yaml"
         path.write_text(benchmark_result.to_yaml(), encoding="utf-8")
         written.append(path)
+    for bench in _benchmarks_of(run):
+        missing = [task.metadata.name for task in bench.tasks if task.metadata.name not in scored]
+        if missing:
+            logger.warning("%s: no benchmark-level result in %s: %d of its %d tasks not scored on every subset and "
+                           "split: %s", bench.name, EVAL_RESULTS_FOLDER, len(missing), len(bench.tasks),
+                           ", ".join(missing))
+            continue
+        if not bench.benchmark_hf_repo:
+            logger.warning("%s: no benchmark-level result in %s: the benchmark names no benchmark_hf_repo (the Hub "
+                           "repo whose eval.yaml lists it)", bench.name, EVAL_RESULTS_FOLDER)
+            continue
+        entries = benchmark_entry(run, bench, scored, user, demo, upstream)
+        path = folder / f"{bench.name}.yaml"
+        path.write_text(entries.to_yaml(), encoding="utf-8")
+        written.append(path)
     return written
+
+
+def _benchmarks_of(run: ModelRun) -> list[Any]:
+    """The registered ``mteb.Benchmark`` objects at least one task of which ``run`` scored."""
+    from complexir.mteb import hook as mteb_hook
+    from complexir.tasks import all_benchmarks
+
+    benchmarks = {b.name: b for b in [*all_benchmarks(), *mteb_hook.registered_benchmarks()]}
+    return [b for b in benchmarks.values() if any(t.metadata.name in run.task_results for t in b.tasks)]
+
+
+def benchmark_entry(run: ModelRun, bench: Any, scored: dict[str, float], user: str | None = None,
+                    demo: frozenset[str] | set[str] = frozenset(),
+                    upstream: frozenset[str] | set[str] = frozenset()) -> Any:
+    """The benchmark's headline score as one ``.eval_results`` entry (mteb's ``HFEvalResults``): ``dataset.id`` its
+    ``benchmark_hf_repo``, ``task_id`` its name (the first id of its ``eval.yaml``), ``value`` the mean of its tasks'
+    main scores (``scored``: task → mteb's ``TaskResult.get_score()``) x 100, unrounded, on the scale of the
+    per-task files; the revision only when every task read the same Hub commit."""
+    if not bench.benchmark_hf_repo:
+        raise ValueError(f"benchmark {bench.name} has no benchmark_hf_repo: no Hub repo to file its result under")
+    names = [task.metadata.name for task in bench.tasks]
+    value = math.fsum(scored[name] for name in names) / len(names) * 100
+    revisions = {hub_revision(run.task_results[name].dataset_revision) for name in names}
+    revision = revisions.pop() if len(revisions) == 1 else None
+    label = next((_label(n, demo, upstream) for n in names if n in demo), "") or next(
+        (_label(n, demo, upstream) for n in names if n in upstream), "")
+    dates = [d for d in (getattr(run.task_results[n], "date", None) for n in names) if d is not None]
+    versions = sorted({str(run.task_results[n].mteb_version) for n in names})
+    name = f"complexir: mean of the {len(names)} task main scores (MTEB v{', '.join(versions)})"
+    entry = {"dataset": {"id": bench.benchmark_hf_repo, "task_id": bench.name, "revision": revision},
+             "value": value, "date": max(dates) if dates else None,
+             "notes": f"{name}; {EVAL_RESULTS_SCALE}{label}",
+             "source": {"url": "https://github.com/embeddings-benchmark/mteb/", "name": name + label, "user": user}}
+    return mteb_internals.hf_eval_results().model_validate([entry])
 
 
 # ------------------------------------------------------------------------------------------ entry point
@@ -310,11 +390,15 @@ def make_report(results: str | Path, out: str | Path, *, model: str | None = Non
     chart_files = {}
     for bench in dict.fromkeys(r.benchmark for r in rows):
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", bench) + ".png"
-        charts.benchmark_chart([r for r in rows if r.benchmark == bench], out / REPORT_DIR / name,
-                               title=f"{bench}: {run.label}", baseline_name=base.label if base else None)
+        bench_rows = [r for r in rows if r.benchmark == bench]
+        mark = f" {DEMO_MARK}" if any(r.task in demo for r in bench_rows) else ""
+        charts.benchmark_chart(bench_rows, out / REPORT_DIR / name, title=f"{bench}: {run.label}{mark}",
+                               baseline_name=base.label if base else None)
         chart_files[bench] = f"{REPORT_DIR}/{name}"
-    section = render_section(run, rows, chart_files, base, built_locally=upstream, references=published_rows(rows))
+    section = render_section(run, rows, chart_files, base, built_locally=upstream, references=published_rows(rows),
+                             demo=demo)
     merged = merge_card(Path(card) if card else None, run, eval_results(run, rows, demo, upstream), section)
+    merged.data.tags = list(dict.fromkeys([*(merged.data.tags or []), "mteb"]))  # as mteb's own cards are tagged
     card_path = out / "README.md"
     merged.save(card_path)
     write_eval_results_folder(run, out, demo=demo, upstream=upstream)

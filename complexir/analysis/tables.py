@@ -96,13 +96,22 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
     return "\n".join(lines)
 
 
+#: how every human-readable output of a report (card body, report.md, charts) marks results of demo data
+DEMO_MARK = "[DEMO data, not benchmark scores]"
+
+
 def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None,
                    built_locally: set[str] | frozenset[str] = frozenset(),
-                   references: dict[str, list[str]] | None = None) -> str:
+                   references: dict[str, list[str]] | None = None,
+                   demo: set[str] | frozenset[str] = frozenset()) -> str:
     """The model card's body section: one table (and chart, when ``charts`` names one) per benchmark; the tasks
-    in ``built_locally`` are named as scored on data built locally from the upstream release."""
-    parts = [SECTION_START, "## Evaluation results (complexir)", "",
+    in ``built_locally`` are named as scored on data built locally from the upstream release, and those in
+    ``demo`` (allowed with ``--allow-demo``) as DEMO data, at the top and in their benchmark's heading."""
+    parts = [SECTION_START, "## Evaluation results (complexir)" + (f" {DEMO_MARK}" if demo else ""), "",
              f"Model `{run.label}` (revision `{run.revision}`); scores from MTEB {_mteb_versions(run)}."]
+    if demo:
+        parts += ["", f"**{DEMO_MARK}**: these tasks scored the small DEMO copies shipped with complexir, not the "
+                  f"benchmarks' data; their numbers say nothing about the model: {', '.join(sorted(demo))}."]
     if built_locally:
         revisions = ", ".join(f"{t} (`{run.task_results[t].dataset_revision}`)" for t in sorted(built_locally))
         parts += ["", "Scored on benchmark data built locally from the upstream release by complexir, because the "
@@ -114,8 +123,9 @@ def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], basel
                   "step-down adjustment over every test in this report; "
                   "paired t-test p-values (raw and adjusted) are in `complexir_report/significance.json`."]
     for bench in dict.fromkeys(r.benchmark for r in rows):
-        parts += ["", f"### {bench}", "", render_table([r for r in rows if r.benchmark == bench],
-                                                        baseline.label if baseline else None)]
+        bench_rows = [r for r in rows if r.benchmark == bench]
+        heading = f"### {bench}" + (f" {DEMO_MARK}" if any(r.task in demo for r in bench_rows) else "")
+        parts += ["", heading, "", render_table(bench_rows, baseline.label if baseline else None)]
         if references and references.get(bench):  # the paper's numbers: reference rows, apart from the scores
             parts += ["", *references[bench]]
         if bench in charts:
