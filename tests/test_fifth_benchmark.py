@@ -78,6 +78,22 @@ def test_run_and_report(built: Path, tmp_path: Path, capsys) -> None:
     card = (tmp_path / "report" / "README.md").read_text(encoding="utf-8")
     assert "FifthFacts" in card and "Fifth" in card
 
+    # a full-benchmark report lands on the Hub Benchmark its build made: every (dataset.id, task_id) of its
+    # .eval_results is an id of the built folder's eval.yaml, and the benchmark's value is the mean of the task
+    # main scores on the files' scale
+    import yaml
+
+    from complexir.mteb.internals import hf_eval_meta
+
+    eval_yaml = hf_eval_meta().model_validate(yaml.safe_load((built / "fifth" / "eval.yaml").read_text()))
+    ids = {task.id for task in eval_yaml.tasks}
+    files = sorted((tmp_path / "report" / ".eval_results").glob("*.yaml"))
+    assert [f.name for f in files] == ["Fifth.yaml", "FifthFacts.yaml"]
+    entries = [e for f in files for e in yaml.safe_load(f.read_text())]
+    assert {(e["dataset"]["id"], e["dataset"]["task_id"]) for e in entries} <= {("complexir/fifth", i) for i in ids}
+    headline = next(e["value"] for e in entries if e["dataset"]["task_id"] == "Fifth")
+    assert headline == pytest.approx(result["scores"]["test"][0]["main_score"] * 100, abs=1e-6)
+
 
 def test_plain_mteb_cli_lists_it() -> None:
     """A new process finds the benchmark through the entry point (the hook registers its tasks with mteb)."""

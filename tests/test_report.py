@@ -372,3 +372,22 @@ def test_crumb_report_tests_every_official_measure(tmp_path):
     header = next(line for line in (tmp_path / "report" / "complexir_report" / "report.md").read_text().splitlines()
                   if line.startswith("| Task"))
     assert all(f" {m.label} |" in header for m in official)  # nDCG@5, P@5, MRR (uncut), MRR@10, ...
+
+
+def test_demo_report_ids_are_those_of_the_demo_benchmarks(tmp_path):
+    """Results of our benchmarks (a task with four language subsets, a single-subset one) land on the Hub
+    Benchmarks their data comes from: every (dataset.id, task_id) of .eval_results is an id of that benchmark's
+    eval.yaml; no benchmark-level file, since neither benchmark was scored whole."""
+    from complexir.cli.main import main
+    from complexir.registry.benchmarks import get_spec
+
+    assert main(["run", "--task", "IRSCQuery", "--task", "LoCoV1GovReport", "--output", str(tmp_path / "run")]) == 0
+    assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report"), "--allow-demo"]) == 0
+    demo = Path(__file__).resolve().parents[1] / "complexir" / "demo"
+    known = {(get_spec(b).hub_id, t["id"]) for b in ("irsc", "locov1")
+             for t in yaml.safe_load((demo / b / "eval.yaml").read_text())["tasks"]}
+    files = sorted((tmp_path / "report" / ".eval_results").glob("*.yaml"))
+    assert [f.name for f in files] == ["IRSCQuery.yaml", "LoCoV1GovReport.yaml"]
+    entries = {(e["dataset"]["id"], e["dataset"]["task_id"]) for f in files for e in yaml.safe_load(f.read_text())}
+    assert ("complexir/irsc", "IRSCQuery_en-zh_test") in entries and ("complexir/locov1", "LoCoV1GovReport") in entries
+    assert entries <= known
