@@ -13,7 +13,18 @@ clients send and parse (``huggingface_hub.hf_api``, ``file_download``, ``_commit
 - ``POST .../preupload/{rev}`` (upload modes and remote oids), ``POST .../commit/{rev}`` (NDJSON);
 - ``POST /{prefix}{id}.git/info/lfs/objects/batch`` (basic transfer), the upload ``PUT`` and the verify ``POST``;
 - ``HEAD``/``GET /{prefix}{id}/resolve/{rev}/{path}`` with ``Range``; LFS files are redirected (302) to a second
-  address, the "CDN" (same server, other port: another origin, as the Hub's CDN is), which serves them with ranges.
+  address, the "CDN" (same server, other port: another origin, as the Hub's CDN is), which serves them with ranges;
+- pull requests: ``POST .../commit/main?create_pr=1`` commits to a new ``refs/pr/N`` (numbered with the
+  discussions, from 1) and answers its ``pullRequestUrl`` (``.../discussions/N``); ``refs/pr/N`` resolves as a
+  revision, ``main`` does not move;
+- Hub Benchmarks: ``GET /api/models/{id}?expand=evalResults`` adds ``evalResults`` (the entries of the
+  ``.eval_results/*.yaml`` files at ``main``, each ``{filename, data}``, or ``{filename, error}`` for a file that is
+  not a list of entries with ``dataset.id``, ``dataset.task_id`` and ``value``), and
+  ``GET /api/datasets/{id}/leaderboard`` ranks, for a dataset with an ``eval.yaml`` at ``main`` (else 404), the entries
+  of every public model repo (``main``, and open pull requests with their number) whose ``dataset.id`` is that dataset
+  and whose ``task_id`` is its ``eval.yaml``'s first task (the Benchmark's headline), or the one ``?task_id=`` names:
+  highest value first, one entry per model (its best), as ``get_dataset_leaderboard`` parses them. The Hub's own
+  choice of task and its validation of the files are not documented in detail; this is what these tests rely on.
 
 Xet storage is not emulated: clients run with ``HF_HUB_DISABLE_XET=1`` and use the LFS protocol. The dataset
 viewer (``datasets-server``) is not emulated either; ``datasets`` treats its absence as "no parquet export".
@@ -95,12 +106,15 @@ class Repo:
     private: bool
     sdk: str | None
     commits: list[Commit] = field(default_factory=list)  # oldest first; main is the last
+    pull_requests: dict[int, Commit] = field(default_factory=dict)  # number -> the head of refs/pr/<number>
 
     def find(self, revision: str) -> Commit | None:
         revision = unquote(revision)
         if revision in ("main", "refs/heads/main"):
             return self.commits[-1]
-        return next((c for c in self.commits if c.sha == revision), None)
+        if match := re.fullmatch(r"refs/pr/(\d+)", revision):
+            return self.pull_requests.get(int(match[1]))
+        return next((c for c in [*self.commits, *self.pull_requests.values()] if c.sha == revision), None)
 
 
 class HubState:
@@ -113,12 +127,16 @@ class HubState:
         self.lock = threading.Lock()
         self._counter = 0
 
-    def new_commit(self, repo: Repo, title: str, files: dict[str, StoredFile]) -> Commit:
+    def new_commit(self, repo: Repo, title: str, files: dict[str, StoredFile], *, pull_request: bool = False) -> Commit:
+        """A commit on ``main``, or (``pull_request``) the head of a new ``refs/pr/<n>`` branched from ``main``."""
         self._counter += 1
         parent = repo.commits[-1].sha if repo.commits else ""
         sha = hashlib.sha1(f"{repo.repo_id}\n{parent}\n{self._counter}\n{title}".encode()).hexdigest()
         commit = Commit(sha, title, files, time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()))
-        repo.commits.append(commit)
+        if pull_request:
+            repo.pull_requests[len(repo.pull_requests) + 1] = commit
+        else:
+            repo.commits.append(commit)
         return commit
 
     def create_repo(self, repo_type: str, repo_id: str, *, private: bool = False, sdk: str | None = None) -> Repo:
@@ -131,6 +149,39 @@ class HubState:
 
 def is_lfs(path: str, size: int) -> bool:
     return path.endswith(LFS_SUFFIXES) or size >= LFS_MIN_SIZE
+
+
+def eval_config_of(commit: Commit) -> dict | None:
+    """The ``eval.yaml`` of a dataset commit, when it has one that is a mapping with a list of ``tasks``."""
+    stored = commit.files.get("eval.yaml")
+    if stored is None:
+        return None
+    try:
+        config = yaml.safe_load(stored.data)
+    except yaml.YAMLError:
+        return None
+    ok = isinstance(config, dict) and isinstance(config.get("tasks"), list) and config["tasks"]
+    return config if ok and all(isinstance(t, dict) and "id" in t for t in config["tasks"]) else None
+
+
+def eval_results_of(commit: Commit) -> list[tuple[str, dict]]:
+    """(filename, ``{"data": entry}`` or ``{"error": why}``) for each entry of the ``.eval_results/*.yaml`` files of a
+    model commit."""
+    out: list[tuple[str, dict]] = []
+    for path in sorted(p for p in commit.files if p.startswith(".eval_results/") and p.endswith((".yaml", ".yml"))):
+        try:
+            entries = yaml.safe_load(commit.files[path].data)
+        except yaml.YAMLError as error:
+            out.append((path, {"error": f"invalid YAML: {error}"}))
+            continue
+        valid = isinstance(entries, list) and all(
+            isinstance(e, dict) and isinstance(e.get("dataset"), dict) and {"id", "task_id"} <= set(e["dataset"])
+            and isinstance(e.get("value"), (int, float)) for e in entries)
+        if not valid:
+            out.append((path, {"error": "expected a list of entries with dataset.id, dataset.task_id and value"}))
+            continue
+        out.extend((path, {"data": entry}) for entry in entries)
+    return out
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -279,7 +330,14 @@ class _Handler(BaseHTTPRequestHandler):
         head, _, tail = rest.partition("/")
         if rest == "" or head == "revision":
             commit = self._commit(repo, tail or "main")
-            return commit and self._json(200, self._info(repo, commit))
+            if commit is None:
+                return None
+            info = self._info(repo, commit)
+            if "evalResults" in ",".join(query.get("expand", [])).split(","):
+                info["evalResults"] = [{"filename": name, **found} for name, found in eval_results_of(commit)]
+            return self._json(200, info)
+        if rest == "leaderboard" and repo_type == "dataset":
+            return self._leaderboard(repo, query.get("task_id", [None])[0])
         if head == "tree":
             revision, _, folder = tail.partition("/")
             commit = self._commit(repo, revision)
@@ -304,8 +362,38 @@ class _Handler(BaseHTTPRequestHandler):
         if head == "preupload" and self.command == "POST":
             return self._preupload(repo)
         if head == "commit" and self.command == "POST":
-            return self._commit_files(repo, tail)
+            return self._commit_files(repo, tail, query)
         return self._error(404, None, f"no API route {rest!r}")
+
+    def _leaderboard(self, dataset: Repo, task_id: str | None) -> None:
+        config = eval_config_of(dataset.commits[-1])
+        if config is None:
+            return self._error(404, None, f"{dataset.repo_id} has no eval.yaml: not a benchmark, no leaderboard")
+        ids = [task["id"] for task in config["tasks"]]
+        task_id = task_id or ids[0]
+        if task_id not in ids:
+            return self._error(404, None, f"{task_id!r} is not a task of {dataset.repo_id}'s eval.yaml")
+        best: dict[str, dict] = {}  # model id -> its best entry for this task
+        for repo in self.hub.state.repos.values():
+            if repo.repo_type != "model" or repo.private:
+                continue
+            heads = [(None, repo.commits[-1]), *repo.pull_requests.items()]
+            for number, commit in heads:
+                for filename, found in eval_results_of(commit):
+                    entry = found.get("data")
+                    if entry is None or entry["dataset"]["id"] != dataset.repo_id:
+                        continue
+                    if entry["dataset"]["task_id"] != task_id:
+                        continue
+                    row = {"modelId": repo.repo_id, "value": entry["value"], "filename": filename,
+                           "verified": False, "source": entry.get("source"), "notes": entry.get("notes"),
+                           "pullRequest": number, "taskId": task_id,
+                           "author": {"type": "user", "name": repo.repo_id.split("/")[0], "fullname": "",
+                                      "avatarUrl": ""}}
+                    if repo.repo_id not in best or row["value"] > best[repo.repo_id]["value"]:
+                        best[repo.repo_id] = row
+        ranked = sorted(best.values(), key=lambda r: -float(r["value"]))
+        return self._json(200, [{"rank": i, **row} for i, row in enumerate(ranked, 1)])
 
     def _info(self, repo: Repo, commit: Commit) -> dict:
         siblings = []
@@ -364,11 +452,12 @@ class _Handler(BaseHTTPRequestHandler):
                            "oid": stored.oid if stored is not None and stored.lfs == (mode == "lfs") else None})
         return self._json(200, {"files": answer, "commitOid": repo.commits[-1].sha})
 
-    def _commit_files(self, repo: Repo, revision: str) -> None:
+    def _commit_files(self, repo: Repo, revision: str, query: dict[str, list[str]]) -> None:
         if not self._authenticated():
             return self._error(401, None, "Invalid credentials in Authorization header")
         if unquote(revision) != "main":
-            return self._error(400, None, "this test Hub commits to main only")
+            return self._error(400, None, "this test Hub commits to main only (and opens pull requests from it)")
+        pull_request = query.get("create_pr", ["0"])[0] in ("1", "true", "True")
         lines = [json.loads(line) for line in self._body().splitlines() if line.strip()]
         files = dict(repo.commits[-1].files)
         title = "commit"
@@ -389,9 +478,11 @@ class _Handler(BaseHTTPRequestHandler):
                 files = {p: f for p, f in files.items() if not p.startswith(value["path"].rstrip("/") + "/")}
             else:
                 return self._error(400, None, f"unsupported commit operation {key}")
-        commit = self.hub.state.new_commit(repo, title, files)
-        url = f"{self.hub.url}/{PREFIXES[repo.repo_type]}{repo.repo_id}/commit/{commit.sha}"
-        return self._json(200, {"commitUrl": url, "commitOid": commit.sha, "pullRequestUrl": None})
+        commit = self.hub.state.new_commit(repo, title, files, pull_request=pull_request)
+        where = f"{self.hub.url}/{PREFIXES[repo.repo_type]}{repo.repo_id}"
+        pr_url = f"{where}/discussions/{len(repo.pull_requests)}" if pull_request else None
+        return self._json(200, {"commitUrl": f"{where}/commit/{commit.sha}", "commitOid": commit.sha,
+                                "pullRequestUrl": pr_url})
 
     def _lfs_batch(self) -> None:
         if not self._authenticated():

@@ -124,6 +124,7 @@ DYNAMIC = {
     "complexir.cli.main": {"cli"},  # f"complexir.cli.{name}_cmd"
     "complexir.tasks": {"tasks"},  # spec.task_module
     "complexir.tasks.layout_task": {"tasks"},
+    "complexir.tasks.hub_benchmark": {"tasks"},  # spec.task_module: the benchmark and its tasks
     "complexir.mteb.hook": {"tasks"},  # spec.task_module, and the providers (complexir.tasks, entry points)
     "complexir.systems.kinds": {"outside"},  # a model's own loader module, and mteb's model modules
 }

@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+import yaml
 from hub_server import FOREIGN_NAMESPACE, TOKEN, client_env, run_cli, run_client
 
 from complexir.hub.push import plan_push
@@ -55,6 +56,16 @@ def test_push_a_benchmark_reads_back_byte_identical(hub, tmp_path):
     result = run_client(code, env)
     assert result.returncode == 0, result.stderr
     assert {p: bytes.fromhex(h) for p, h in json.loads(result.stdout.splitlines()[-1]).items()} == _tree(folder)
+
+    # the Hub Benchmark's eval.yaml arrives with the folder and reads back as mteb's HFEvalMeta
+    from complexir.mteb.internals import hf_eval_meta
+
+    code = (f"from huggingface_hub import hf_hub_download\n"
+            f"print(open(hf_hub_download({repo!r}, 'eval.yaml', repo_type='dataset')).read())")
+    result = run_client(code, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.rstrip("\n") == (folder / "eval.yaml").read_text().rstrip("\n")
+    assert hf_eval_meta().model_validate(yaml.safe_load(result.stdout)).name == "LoCoV1"
 
     commits = len(hub.repo("dataset", repo).commits)
     again = run_cli(["push", str(folder), "--repo", repo], env)
@@ -157,3 +168,84 @@ def test_push_checks_the_folder_and_repo_id_first(hub, tmp_path, dry_run):
     truncated = run_cli(["push", str(folder), "--repo", "complexir-tester/irsc-truncated", *flags], env)
     _one_line_error(truncated, shard.name, "not a readable parquet file")
     assert hub.state.requests[seen:] == []  # refused before any request
+
+
+# -- results to model repos, and the Benchmark's leaderboard ----------------------------------------------------
+
+
+def _report_folder(out: Path, revision: str, score: float, *, tasks: list[str] | None = None,
+                   demo: bool = False) -> Path:
+    """A report folder as ``complexir report`` writes it (its ``.eval_results`` by the report's own writer) for
+    LoCoV1 results of one model, every task at ``score`` (all twelve by default: a benchmark-level file too)."""
+    from mteb.results import TaskResult
+
+    from complexir.analysis.report import write_eval_results_folder
+    from complexir.runs.results import ModelRun
+    from complexir.tasks import benchmarks_by_name
+
+    names = tasks or [t.metadata.name for t in benchmarks_by_name()["LoCoV1"].tasks]
+    results = {name: TaskResult(dataset_revision=revision, task_name=name, mteb_version="2.26.0",
+                                scores={"test": [{"hf_subset": "default", "languages": ["eng-Latn"],
+                                                  "main_score": score, "ndcg_at_10": score}]},
+                                evaluation_time=1.0) for name in names}
+    out.mkdir(parents=True)
+    (out / "README.md").write_text("---\ntags:\n- mteb\n---\n\n# a model\n", encoding="utf-8")
+    write_eval_results_folder(ModelRun(model="m", revision="r", folder=out, task_results=results), out,
+                              demo=set(names) if demo else set())
+    return out
+
+
+def test_results_reach_the_benchmark_leaderboard(hub, tmp_path):
+    """A benchmark repo with its eval.yaml; one model publishes its report to its own repo (one commit), another's
+    results are proposed to a repo of someone else as a pull request: the leaderboard of the benchmark ranks both
+    (huggingface_hub's get_dataset_leaderboard), and model_info(expand=["evalResults"]) reads a model's entries."""
+    env = client_env(hub, tmp_path / "hf")
+    benchmark = "complexir/locov1"  # the dataset.id our .eval_results name: the spec's Hub repo
+    commit = hub.put_folder("dataset", benchmark, DEMO / "locov1", skip=(".complexir-build",))
+    strong = _report_folder(tmp_path / "strong", commit, 0.75)
+    weak = _report_folder(tmp_path / "weak", commit, 0.25)
+    hub.put_folder("model", f"{FOREIGN_NAMESPACE}/weak-model", tmp_path / "weak", skip=(".eval_results",))
+
+    own = run_cli(["push", str(strong), "--repo", "complexir-tester/strong-model"], env)
+    assert own.returncode == 0, own.stderr
+    assert "to model repo complexir-tester/strong-model (commit " in own.stdout
+    files = hub.files("model", "complexir-tester/strong-model")
+    assert files[".eval_results/LoCoV1.yaml"] == (strong / ".eval_results" / "LoCoV1.yaml").read_bytes()
+
+    main_before = hub.repo("model", f"{FOREIGN_NAMESPACE}/weak-model").commits[-1].sha
+    proposed = run_cli(["push", str(weak), "--repo", f"{FOREIGN_NAMESPACE}/weak-model", "--create-pr"], env)
+    assert proposed.returncode == 0, proposed.stderr
+    assert f"opened pull request {hub.url}/{FOREIGN_NAMESPACE}/weak-model/discussions/1" in proposed.stdout
+    repo = hub.repo("model", f"{FOREIGN_NAMESPACE}/weak-model")
+    assert repo.commits[-1].sha == main_before  # main untouched: the files are in refs/pr/1
+    assert ".eval_results/LoCoV1.yaml" in repo.pull_requests[1].files
+
+    code = (f"import json\nfrom huggingface_hub import HfApi\napi = HfApi()\n"
+            f"board = api.get_dataset_leaderboard({benchmark!r})\n"
+            "info = api.model_info('complexir-tester/strong-model', expand=['evalResults'])\n"
+            "print(json.dumps({'board': [[e.rank, e.model_id, e.value, e.pull_request, e.filename] for e in board],"
+            " 'model': sorted((r.dataset_id, r.task_id, r.value, r.dataset_revision) for r in info.eval_results)}))")
+    result = run_client(code, env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    answer = json.loads(result.stdout.splitlines()[-1])
+    headline = ".eval_results/LoCoV1.yaml"  # the benchmark-level file: the first task of the eval.yaml
+    assert answer["board"] == [[1, "complexir-tester/strong-model", pytest.approx(75.0), None, headline],
+                               [2, f"{FOREIGN_NAMESPACE}/weak-model", pytest.approx(25.0), 1, headline]]
+    model = answer["model"]
+    assert all(dataset == benchmark and revision == commit for dataset, _, _, revision in model)
+    assert {task for _, task, _, _ in model} >= {"LoCoV1", "LoCoV1GovReport", "LoCoV1GovReport_default_test"}
+
+
+def test_pushing_results_refuses_demo_and_needs_the_repo_for_a_pull_request(hub, tmp_path):
+    env = client_env(hub, tmp_path / "hf")
+    demo = _report_folder(tmp_path / "demo", "complexir-demo-locov1-0123456789abcdef", 0.5, tasks=["LoCoV1GovReport"],
+                          demo=True)  # as complexir report --allow-demo labels them
+    seen = len(hub.state.requests)
+    refused = run_cli(["push", str(demo), "--repo", "complexir-tester/demo-model"], env)
+    _one_line_error(refused, "LoCoV1GovReport.yaml", "DEMO data")
+    assert hub.state.requests[seen:] == []  # refused before any request
+
+    real = _report_folder(tmp_path / "real", "0" * 40, 0.5, tasks=["LoCoV1GovReport"])
+    missing = run_cli(["push", str(real), "--repo", "complexir-tester/no-such-model", "--create-pr"], env)
+    _one_line_error(missing, "complexir-tester/no-such-model", "not found")
+    assert hub.repo("model", "complexir-tester/no-such-model") is None  # a pull request never creates the repo

@@ -106,7 +106,7 @@ def test_push_shares_no_mutable_default(benchmark_folder, monkeypatch):
         def upload_folder(self, *, ignore_patterns, **kwargs):
             given.append(ignore_patterns)
             ignore_patterns += [".git", ".cache/huggingface"]  # as huggingface_hub does
-            return type("Commit", (), {"oid": "b" * 40})()
+            return type("Commit", (), {"oid": "b" * 40, "pr_url": None})()
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
     before = tuple(push_module.IGNORE_PATTERNS)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from complexir.analysis.statistics import N_RESAMPLES
+from complexir.hub.provenance import DEMO_RESULTS_MARK
 from complexir.metrics.measures import measure_label
 from complexir.runs.results import ModelRun
 
@@ -97,7 +98,7 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
 
 
 #: how every human-readable output of a report (card body, report.md, charts) marks results of demo data
-DEMO_MARK = "[DEMO data, not benchmark scores]"
+DEMO_MARK = DEMO_RESULTS_MARK
 
 
 def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None,

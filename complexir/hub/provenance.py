@@ -18,6 +18,9 @@ from pathlib import Path
 from complexir.layout.card import read_front_matter
 
 HUB, LOCAL, DEMO, UPSTREAM = "hub", "local", "demo", "upstream"
+#: how results of demo data are labelled wherever people read them (report card, tables, charts, .eval_results):
+#: ``complexir push`` refuses any file carrying it
+DEMO_RESULTS_MARK = "[DEMO data, not benchmark scores]"
 DEMO_REVISION_PREFIX = "complexir-demo-"
 LOCAL_REVISION_PREFIX = "local-"
 UPSTREAM_REVISION_PREFIX = "upstream-build-"

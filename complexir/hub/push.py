@@ -70,18 +70,53 @@ def _front_matter(readme: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+EVAL_RESULTS = ".eval_results"  # in a model repo: the result files the Hub's Benchmarks read
+
+
 def detect_repo_type(folder: Path) -> tuple[str, str | None]:
     """``("dataset", None)`` for a benchmark folder (README YAML ``configs``), ``("space", "gradio")`` for a
-    metric folder (``app.py`` and the metric's ``<name>.py``)."""
+    metric folder (``app.py`` and the metric's ``<name>.py``), ``("model", None)`` for a report folder
+    (``complexir report``'s output: ``.eval_results/*.yaml``, beside the model card)."""
     readme = folder / "README.md"
     if readme.is_file() and _front_matter(readme).get("configs"):
         return "dataset", None
     if (folder / "app.py").is_file() and any(p.name != "app.py" for p in folder.glob("*.py")):
         return "space", "gradio"
+    if any((folder / EVAL_RESULTS).glob("*.yaml")):
+        return "model", None
     raise ValueError(
-        f"{folder}: neither a benchmark folder (README.md with YAML `configs`) nor a metric folder "
-        "(app.py + <metric>.py)"
+        f"{folder}: neither a benchmark folder (README.md with YAML `configs`), a metric folder "
+        "(app.py + <metric>.py) nor a report folder (.eval_results/*.yaml, from complexir report)"
     )
+
+
+def check_report_folder(folder: Path) -> None:
+    """A report folder may be published to a model repo: every ``.eval_results/*.yaml`` is a list of entries
+    huggingface_hub reads (``dataset.id``, ``dataset.task_id``, ``value``), and no file carries results labelled as
+    demo data (``complexir report --allow-demo``). ``ValueError`` naming the file (and entry) otherwise."""
+    from huggingface_hub import parse_eval_result_entries
+
+    from complexir.hub.provenance import DEMO_RESULTS_MARK
+
+    for path in sorted((folder / EVAL_RESULTS).glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            entries = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            raise ValueError(f"{path}{f':{mark.line + 1}' if mark else ''}: invalid YAML") from None
+        if not isinstance(entries, list) or not entries:
+            raise ValueError(f"{path}: expected a list of evaluation results (dataset: {{id, task_id}}, value)")
+        for i, entry in enumerate(entries, 1):
+            try:
+                parse_eval_result_entries([entry])
+            except (KeyError, TypeError, AttributeError, ValueError) as error:
+                raise ValueError(f"{path}: entry {i} is not an evaluation result huggingface_hub reads "
+                                 f"({type(error).__name__}: {error})") from None
+    for path in [folder / "README.md", *sorted((folder / EVAL_RESULTS).glob("*.yaml"))]:
+        if path.is_file() and DEMO_RESULTS_MARK in path.read_text(encoding="utf-8"):
+            raise ValueError(f"{path}: holds results labelled {DEMO_RESULTS_MARK}: a model repo never gets demo "
+                             "results; report a run on real data (complexir report without --allow-demo)")
 
 
 def _listing(folder: Path) -> list[tuple[str, int]]:
@@ -391,7 +426,10 @@ def plan_push(folder: str | Path, repo_id: str | None = None, *, stage_dir: str 
     if repo_type == "dataset":
         from complexir.layout.validation import validate_folder
 
-        validate_folder(folder)
+        validate_folder(folder)  # its eval.yaml included, against its card
+        return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
+    if repo_type == "model":
+        check_report_folder(folder)
         return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
     if stage_dir is not None:
         staged = stage_space(folder, stage_dir, repo_id)
@@ -411,12 +449,15 @@ class PushResult:
     created: bool = False
     private: bool | None = None  # the repo's visibility after the push
     visibility_changed: bool = False
+    pull_request: str | None = None  # ``create_pr``: the URL of the pull request opened (``commit`` is its head)
 
 
 def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bool = False,
-         stage_dir: str | Path | None = None) -> PushResult:
+         stage_dir: str | Path | None = None, create_pr: bool = False) -> PushResult:
     """Create the repo if needed and upload the folder (a metric folder: its staged copy); with ``dry_run``
-    only check and plan. ``stage_dir`` keeps the staged Space copy there for inspection.
+    only check and plan. ``stage_dir`` keeps the staged Space copy there for inspection. ``create_pr`` opens a
+    pull request with the files instead of committing to ``main`` (community results on someone else's model repo
+    are pull requests on the Hub); the repo must exist then.
 
     ``private=True`` makes a new repo private and an existing public one private (its settings are updated);
     without it an existing repo keeps its visibility (a private repo is never made public by a push). Errors
@@ -427,11 +468,11 @@ def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bo
         keep = stage_dir is not None or plan.repo_type == "dataset"
         if dry_run:
             return PushResult(plan if keep else _forget_upload(plan), repo_id)
-        result = _upload(plan, repo_id, private)
+        result = _upload(plan, repo_id, private, create_pr)
         return result if keep else PushResult(**{**result.__dict__, "plan": _forget_upload(plan)})
 
 
-def _upload(plan: PushPlan, repo_id: str, private: bool) -> PushResult:
+def _upload(plan: PushPlan, repo_id: str, private: bool, create_pr: bool = False) -> PushResult:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError
 
@@ -441,6 +482,8 @@ def _upload(plan: PushPlan, repo_id: str, private: bool) -> PushResult:
         try:
             info = api.repo_info(repo_id, repo_type=kind)
         except RepositoryNotFoundError:
+            if create_pr:
+                raise
             info = None
         created = info is None
         changed_visibility = False
@@ -452,12 +495,16 @@ def _upload(plan: PushPlan, repo_id: str, private: bool) -> PushResult:
             changed_visibility = True
             logger.info("%s %s is now private", kind, repo_id)
         before = info.sha
+        what = "evaluation results" if kind == "model" else plan.folder.name
         commit = api.upload_folder(repo_id=repo_id, repo_type=kind, folder_path=str(plan.upload_folder),
-                                   ignore_patterns=list(IGNORE_PATTERNS),
-                                   commit_message=f"Upload {plan.folder.name} with complexir push")
-    changed = commit.oid != before  # upload_folder returns the current head when the Hub had every file already
-    logger.info("%s %s: %s", kind, repo_id, f"commit {commit.oid}" if changed else "no changes")
-    return PushResult(plan, repo_id, commit.oid, changed, created, bool(private or info.private), changed_visibility)
+                                   ignore_patterns=list(IGNORE_PATTERNS), create_pr=create_pr,
+                                   commit_message=f"Upload {what} with complexir push")
+    # upload_folder returns the current head, and opens no pull request, when the Hub had every file already
+    changed = commit.oid != before or commit.pr_url is not None
+    logger.info("%s %s: %s", kind, repo_id, f"pull request {commit.pr_url}" if commit.pr_url else
+                f"commit {commit.oid}" if changed else "no changes")
+    return PushResult(plan, repo_id, commit.oid, changed, created, bool(private or info.private), changed_visibility,
+                      commit.pr_url)
 
 
 @contextmanager
