@@ -249,3 +249,36 @@ def test_pushing_results_refuses_demo_and_needs_the_repo_for_a_pull_request(hub,
     missing = run_cli(["push", str(real), "--repo", "complexir-tester/no-such-model", "--create-pr"], env)
     _one_line_error(missing, "complexir-tester/no-such-model", "not found")
     assert hub.repo("model", "complexir-tester/no-such-model") is None  # a pull request never creates the repo
+
+
+def test_mtebs_own_push_lands_on_our_benchmark(hub, tmp_path):
+    """mteb's own ``ModelResult.push_model_results(benchmark=...)`` works on our benchmarks now that they name their
+    Hub repo (``benchmark_hf_repo``): its files land under ids of the repo's eval.yaml and the leaderboard ranks them.
+    (mteb writes the benchmark's value on the 0-1 scale and the tasks' x 100; complexir report writes both x 100.)"""
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "README.md").write_text("# a model\n", encoding="utf-8")
+    hub.put_folder("model", "complexir-tester/mteb-pushed", tmp_path / "model")
+    if hub.repo("dataset", "complexir/locov1") is None:  # the session's Hub may have it from another test
+        hub.put_folder("dataset", "complexir/locov1", DEMO / "locov1", skip=(".complexir-build",))
+    code = (
+        "import json, mteb\nfrom mteb.results import ModelResult, TaskResult\nfrom huggingface_hub import HfApi\n"
+        "bench = mteb.get_benchmark('LoCoV1')\n"
+        "print(json.dumps(bench.benchmark_hf_repo))\n"
+        "results = [TaskResult(dataset_revision='1', task_name=t.metadata.name, mteb_version='2.26.0', "
+        "scores={'test': [{'hf_subset': 'default', 'languages': ['eng-Latn'], 'main_score': 0.5}]}, "
+        "evaluation_time=1.0) for t in bench.tasks]\n"
+        "ModelResult(model_name='complexir-tester/mteb-pushed', model_revision='r', task_results=results)"
+        ".push_model_results(benchmark=bench)\n"
+        "print(json.dumps({e.model_id: e.value for e in HfApi().get_dataset_leaderboard('complexir/locov1')}))\n")
+    result = run_client(code, client_env(hub, tmp_path / "hf"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.splitlines()[0]) == "complexir/locov1"
+    assert json.loads(result.stdout.splitlines()[-1])["complexir-tester/mteb-pushed"] == 0.5  # mteb's 0-1 scale
+    files = hub.files("model", "complexir-tester/mteb-pushed")
+    ids = {t["id"] for t in yaml.safe_load((DEMO / "locov1" / "eval.yaml").read_text())["tasks"]}
+    pushed = {(e["dataset"]["id"], e["dataset"]["task_id"]) for name, data in files.items()
+              if name.startswith(".eval_results/") for e in yaml.safe_load(data)}
+    assert ("complexir/locov1", "LoCoV1") in pushed
+    # the tasks the demo folder serves: each of their ids is one of its eval.yaml's
+    demo_tasks = {(i, t) for i, t in pushed if t.split("_")[0] in ids}
+    assert {t for _, t in demo_tasks} <= ids and len(demo_tasks) == 1 + 3 * 2
