@@ -186,6 +186,22 @@ def test_benchmark_level_eval_result(report, two_runs, tiny):
     assert "mteb" in card["tags"] and "sentence-transformers" in card["tags"]
 
 
+def test_a_validation_run_is_never_a_tasks_score(tmp_path):
+    """mteb counts the splits scored, not which: a run of CRUMB's validation split alone would be filed as the task's
+    (test) score. Only its per-split entry is written."""
+    from mteb.results import TaskResult
+
+    from complexir.analysis.report import write_eval_results_folder
+    from complexir.runs.results import ModelRun
+
+    result = TaskResult(dataset_revision="local-crumb-0123456789abcdef", task_name="CRUMBLegalQA",
+                        mteb_version="2.26.0", evaluation_time=1.0,
+                        scores={"validation": [{"hf_subset": "default", "languages": ["eng-Latn"], "main_score": 0.5}]})
+    run = ModelRun(model="m", revision="r", folder=tmp_path, task_results={"CRUMBLegalQA": result})
+    (path,) = write_eval_results_folder(run, tmp_path)
+    assert [e["dataset"]["task_id"] for e in yaml.safe_load(path.read_text())] == ["CRUMBLegalQA_default_validation"]
+
+
 def test_no_benchmark_level_result_without_every_task(tmp_path, caplog):
     """A benchmark some of whose tasks were not scored gets no benchmark-level file, and one line names the missing
     tasks; the hub revision is kept only for data read from the Hub."""

@@ -304,7 +304,12 @@ def write_eval_results_folder(run: ModelRun, out: Path, user: str | None = None,
         benchmark_result = mteb_internals.hf_benchmark_result(result, user)
         label = _label(task_name, demo, upstream)
         revision = hub_revision(result.dataset_revision)
-        benchmark_result.root[:] = [_labelled(entry, label, revision) for entry in benchmark_result.root]
+        entries = [_labelled(entry, label, revision) for entry in benchmark_result.root]
+        if set(result.scores) != set(find_task(task_name).metadata.eval_splits):
+            # mteb writes the task-level entry when as many splits were scored as the task evaluates, whichever they
+            # are: a validation-only run would stand as the task's score. Only the evaluation splits make it.
+            entries = [entry for entry in entries if entry.dataset.task_id != task_name]
+        benchmark_result.root[:] = entries
         if any(entry.dataset.task_id == task_name for entry in benchmark_result.root):
             scored[task_name] = result.get_score()
         path = folder / f"{task_name}.yaml"
