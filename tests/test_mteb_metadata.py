@@ -114,3 +114,30 @@ def test_build_writes_mteb_statistics_of_the_built_data(tmp_path):
     documents = (fixture / "legal_qa" / "passage_corpus.jsonl").read_text().splitlines()
     assert stats["test"]["num_documents"] == len(documents)
     assert stats["test"]["num_samples"] == len(kept) + len(documents)
+
+
+def test_on_the_hub_statistics_come_from_the_cached_repo_else_nowhere(tmp_path, monkeypatch):
+    """A task reading the Hub finds its statistics in the repo's copy in the Hugging Face cache (no network); with
+    nothing on disk (no cached repo, no build from the upstream release) mteb sees none, as docs/mteb.md says."""
+    from huggingface_hub import constants
+
+    from complexir.hub.data_source import DataSource
+    from complexir.tasks import LayoutRetrievalTask
+
+    cls = ON_DEMO[0]
+    monkeypatch.setattr(LayoutRetrievalTask, "default_source", DataSource.hub())
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("COMPLEXIR_CACHE", str(tmp_path / "complexir"))
+    task = cls()
+    assert task.metadata.descriptive_stats is None and task.metadata.n_samples is None
+
+    repo = tmp_path / "hub" / ("datasets--" + cls.metadata.dataset["path"].replace("/", "--"))
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / cls.metadata.dataset["revision"]).write_text(commit)
+    stats = demo_data_dir() / cls.benchmark_dir / "descriptive_stats" / f"{cls.metadata.name}.json"
+    cached = repo / "snapshots" / commit / "descriptive_stats" / stats.name
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(stats.read_bytes())
+    assert task.metadata.descriptive_stats == json.loads(stats.read_text())
+    assert not task.data_loaded
