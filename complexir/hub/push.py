@@ -1,4 +1,5 @@
-"""Publish a built benchmark folder (dataset repo) or a metric folder (Gradio Space) to the Hub.
+"""Publish a built benchmark folder (dataset repo), a metric folder (Gradio Space) or a report folder (model repo:
+the model card and ``.eval_results``, directly or as a pull request) to the Hub.
 
 A metric folder is not uploaded as is: its module imports the maths from ``complexir.metrics``, which a
 Space cannot install (complexir is not on PyPI). ``stage_space`` therefore writes a copy in which the maths
@@ -53,7 +54,7 @@ class PushPlan:
     """
 
     folder: Path
-    repo_type: str  # "dataset" or "space"
+    repo_type: str  # "dataset", "space" or "model"
     space_sdk: str | None
     files: list[tuple[str, int]]
     upload_folder: Path | None = None
