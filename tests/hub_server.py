@@ -23,7 +23,8 @@ clients send and parse (``huggingface_hub.hf_api``, ``file_download``, ``_commit
   ``GET /api/datasets/{id}/leaderboard`` ranks, for a dataset with an ``eval.yaml`` at ``main`` (else 404), the entries
   of every public model repo (``main``, and open pull requests with their number) whose ``dataset.id`` is that dataset
   and whose ``task_id`` is its ``eval.yaml``'s first task (the Benchmark's headline), or the one ``?task_id=`` names:
-  highest value first, one entry per model (its best), as ``get_dataset_leaderboard`` parses them. The Hub's own
+  highest value first, one entry per model (its best), as ``get_dataset_leaderboard`` parses them; models whose card
+  declares a ``base_model`` only with ``?base_model=false`` (huggingface_hub's ``base_model_only=False``). The Hub's own
   choice of task and its validation of the files are not documented in detail; this is what these tests rely on.
 
 Xet storage is not emulated: clients run with ``HF_HUB_DISABLE_XET=1`` and use the LFS protocol. The dataset
@@ -162,6 +163,19 @@ def eval_config_of(commit: Commit) -> dict | None:
         return None
     ok = isinstance(config, dict) and isinstance(config.get("tasks"), list) and config["tasks"]
     return config if ok and all(isinstance(t, dict) and "id" in t for t in config["tasks"]) else None
+
+
+def declares_base_model(commit: Commit) -> bool:
+    """Whether a model commit's card declares a ``base_model`` (a fine-tune: left out of the default leaderboard)."""
+    stored = commit.files.get("README.md")
+    text = stored.data.decode("utf-8", "replace") if stored is not None else ""
+    if not text.startswith("---"):
+        return False
+    try:
+        meta = yaml.safe_load(text.split("---", 2)[1])
+    except yaml.YAMLError:
+        return False
+    return isinstance(meta, dict) and bool(meta.get("base_model"))
 
 
 def eval_results_of(commit: Commit) -> list[tuple[str, dict]]:
@@ -337,7 +351,8 @@ class _Handler(BaseHTTPRequestHandler):
                 info["evalResults"] = [{"filename": name, **found} for name, found in eval_results_of(commit)]
             return self._json(200, info)
         if rest == "leaderboard" and repo_type == "dataset":
-            return self._leaderboard(repo, query.get("task_id", [None])[0])
+            return self._leaderboard(repo, query.get("task_id", [None])[0],
+                                     query.get("base_model", ["true"])[0].lower() != "false")
         if head == "tree":
             revision, _, folder = tail.partition("/")
             commit = self._commit(repo, revision)
@@ -365,7 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._commit_files(repo, tail, query)
         return self._error(404, None, f"no API route {rest!r}")
 
-    def _leaderboard(self, dataset: Repo, task_id: str | None) -> None:
+    def _leaderboard(self, dataset: Repo, task_id: str | None, base_models_only: bool) -> None:
         config = eval_config_of(dataset.commits[-1])
         if config is None:
             return self._error(404, None, f"{dataset.repo_id} has no eval.yaml: not a benchmark, no leaderboard")
@@ -376,6 +391,8 @@ class _Handler(BaseHTTPRequestHandler):
         best: dict[str, dict] = {}  # model id -> its best entry for this task
         for repo in self.hub.state.repos.values():
             if repo.repo_type != "model" or repo.private:
+                continue
+            if base_models_only and declares_base_model(repo.commits[-1]):  # the Hub's default view: root models
                 continue
             heads = [(None, repo.commits[-1]), *repo.pull_requests.items()]
             for number, commit in heads:

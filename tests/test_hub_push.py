@@ -221,6 +221,9 @@ def test_results_reach_the_benchmark_leaderboard(hub, tmp_path):
     assert ".eval_results/LoCoV1.yaml" in repo.pull_requests[1].files
 
     hub.put_folder("dataset", "complexir-tester/not-a-benchmark", DEMO / "locov1", skip=("eval.yaml",))
+    tuned = _report_folder(tmp_path / "tuned", commit, 0.5)  # a fine-tune: off the default view
+    (tuned / "README.md").write_text("---\nbase_model: complexir-tester/strong-model\n---\n# tuned\n")
+    hub.put_folder("model", "complexir-tester/tuned-model", tuned)
     code = (f"import json\nfrom huggingface_hub import HfApi\nfrom huggingface_hub.errors import HfHubHTTPError\n"
             f"api = HfApi()\nboard = api.get_dataset_leaderboard({benchmark!r})\n"
             "info = api.model_info('complexir-tester/strong-model', expand=['evalResults'])\n"
@@ -228,7 +231,8 @@ def test_results_reach_the_benchmark_leaderboard(hub, tmp_path):
             "except HfHubHTTPError as error:\n    status = error.response.status_code\n"
             "print(json.dumps({'board': [[e.rank, e.model_id, e.value, e.pull_request, e.filename] for e in board],"
             " 'model': sorted((r.dataset_id, r.task_id, r.value, r.dataset_revision) for r in info.eval_results),"
-            " 'no_eval_yaml': status}))")
+            " 'no_eval_yaml': status, 'with_fine_tunes': [e.model_id for e in "
+            f"api.get_dataset_leaderboard({benchmark!r}, base_model_only=False)]}}))")
     result = run_client(code, env)
     assert result.returncode == 0, result.stderr[-3000:]
     answer = json.loads(result.stdout.splitlines()[-1])
@@ -236,6 +240,8 @@ def test_results_reach_the_benchmark_leaderboard(hub, tmp_path):
     assert answer["board"] == [[1, "complexir-tester/strong-model", pytest.approx(75.0), None, headline],
                                [2, f"{FOREIGN_NAMESPACE}/weak-model", pytest.approx(25.0), 1, headline]]
     assert answer["no_eval_yaml"] == 404  # a dataset without eval.yaml is no Benchmark: no leaderboard
+    assert answer["with_fine_tunes"] == ["complexir-tester/strong-model", "complexir-tester/tuned-model",
+                                         f"{FOREIGN_NAMESPACE}/weak-model"]
     model = answer["model"]
     assert all(dataset == benchmark and revision == commit for dataset, _, _, revision in model)
     assert {task for _, task, _, _ in model} >= {"LoCoV1", "LoCoV1GovReport", "LoCoV1GovReport_default_test"}
