@@ -141,3 +141,18 @@ def test_on_the_hub_statistics_come_from_the_cached_repo_else_nowhere(tmp_path, 
     cached.write_bytes(stats.read_bytes())
     assert task.metadata.descriptive_stats == json.loads(stats.read_text())
     assert not task.data_loaded
+
+
+def test_tasks_the_demos_do_not_serve_show_no_statistics(monkeypatch):
+    """Where no data is present, mteb sees no statistics (docs/mteb.md): never another task's, never made up."""
+    import mteb
+
+    from complexir.hub.data_source import DataSource
+    from complexir.tasks import LayoutRetrievalTask
+
+    monkeypatch.setattr(LayoutRetrievalTask, "default_source", DataSource.local(demo_data_dir()))
+    without = [cls for cls in TASKS if cls not in ON_DEMO]
+    assert without  # the demos hold a few subsets of each benchmark
+    for cls in without:
+        task = mteb.get_task(cls.metadata.name)
+        assert task.metadata.descriptive_stats is None and task.metadata.n_samples is None, cls.metadata.name
