@@ -277,8 +277,12 @@ class _Handler(BaseHTTPRequestHandler):
         if repo is None:
             return None
         head, _, tail = rest.partition("/")
+        if rest == "leaderboard" and repo_type == "dataset":  # issue 31's minimal leaderboard (see below)
+            return self._json(200, leaderboard_entries(self.hub.state, repo_id))
         if rest == "" or head == "revision":
             commit = self._commit(repo, tail or "main")
+            if commit and "evalResults" in query.get("expand", []):  # issue 31's minimal evalResults (see below)
+                return self._json(200, {"id": repo.repo_id, "evalResults": eval_results_of(commit)})
             return commit and self._json(200, self._info(repo, commit))
         if head == "tree":
             revision, _, folder = tail.partition("/")
@@ -453,6 +457,41 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {**headers, "Content-Range": f"bytes {first}-{last}/{len(data)}"}
             return self._send(206, data[first:last + 1], headers, "application/octet-stream")
         return self._send(200, data, headers, "application/octet-stream")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Issue 31 (leaderboard): a minimal Hub leaderboard, for `complexir leaderboard --hub`'s test. The integrator
+# reconciles it with the Hub-benchmark issue's fuller one. From the documented formats only:
+# - a model repo's `.eval_results/*.yaml` files hold lists of {dataset: {id, task_id[, revision]}, value, ...}
+#   (huggingface_hub._eval_results); `GET /api/models/{id}?expand=evalResults` answers them as `evalResults`;
+# - `GET /api/datasets/{id}/leaderboard` ranks the models with a result on that dataset by value, highest first,
+#   one entry per model (its best value), in the shape `HfApi.get_dataset_leaderboard` parses.
+# --------------------------------------------------------------------------------------------------------
+
+
+def eval_results_of(commit: Commit) -> list[dict]:
+    """The entries of every `.eval_results/*.yaml` file of a commit, each with the file's name."""
+    entries = []
+    for path, stored in sorted(commit.files.items()):
+        if path.startswith(".eval_results/") and path.endswith((".yaml", ".yml")):
+            for item in yaml.safe_load(stored.data) or []:
+                entries.append({**item, "filename": path})
+    return entries
+
+
+def leaderboard_entries(state: HubState, dataset_id: str) -> list[dict]:
+    """The dataset's leaderboard: every public model's best value on it, ranked (1 = highest value)."""
+    best: dict[str, dict] = {}
+    for (repo_type, repo_id), repo in sorted(state.repos.items()):
+        if repo_type != "model" or repo.private:
+            continue
+        for item in eval_results_of(repo.commits[-1]):
+            if item["dataset"]["id"] == dataset_id and (repo_id not in best or item["value"] > best[repo_id]["value"]):
+                best[repo_id] = {"modelId": repo_id, "value": item["value"], "filename": item["filename"],
+                                 "verified": False, "source": item.get("source"), "notes": item.get("notes"),
+                                 "author": {"type": "user", "name": repo_id.split("/")[0]}}
+    ranked = sorted(best.values(), key=lambda e: -e["value"])
+    return [{"rank": rank, **entry} for rank, entry in enumerate(ranked, start=1)]
 
 
 class _nullcontext:

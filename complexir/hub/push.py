@@ -1,4 +1,5 @@
-"""Publish a built benchmark folder (dataset repo) or a metric folder (Gradio Space) to the Hub.
+"""Publish a built benchmark folder (dataset repo), a metric folder (Gradio Space) or a static site (a static Space,
+such as ``complexir leaderboard``'s) to the Hub.
 
 A metric folder is not uploaded as is: its module imports the maths from ``complexir.metrics``, which a
 Space cannot install (complexir is not on PyPI). ``stage_space`` therefore writes a copy in which the maths
@@ -71,11 +72,14 @@ def _front_matter(readme: Path) -> dict:
 
 
 def detect_repo_type(folder: Path) -> tuple[str, str | None]:
-    """``("dataset", None)`` for a benchmark folder (README YAML ``configs``), ``("space", "gradio")`` for a
-    metric folder (``app.py`` and the metric's ``<name>.py``)."""
+    """``("dataset", None)`` for a benchmark folder (README YAML ``configs``), ``("space", "static")`` for a static
+    site (README YAML ``sdk: static``), ``("space", "gradio")`` for a metric folder (``app.py`` and the metric's
+    ``<name>.py``)."""
     readme = folder / "README.md"
     if readme.is_file() and _front_matter(readme).get("configs"):
         return "dataset", None
+    if readme.is_file() and _front_matter(readme).get("sdk") == "static":  # a static Space: `complexir leaderboard`
+        return "space", "static"
     if (folder / "app.py").is_file() and any(p.name != "app.py" for p in folder.glob("*.py")):
         return "space", "gradio"
     raise ValueError(
@@ -393,6 +397,8 @@ def plan_push(folder: str | Path, repo_id: str | None = None, *, stage_dir: str 
 
         validate_folder(folder)
         return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
+    if sdk == "static":  # uploaded as it is: plain files, nothing to vendor
+        return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
     if stage_dir is not None:
         staged = stage_space(folder, stage_dir, repo_id)
         return PushPlan(folder, repo_type, sdk, _listing(staged), staged)
@@ -424,7 +430,7 @@ def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bo
     """
     with tempfile.TemporaryDirectory(prefix="complexir-space-") as tmp:
         plan = plan_push(folder, repo_id, stage_dir=stage_dir if stage_dir is not None else tmp)
-        keep = stage_dir is not None or plan.repo_type == "dataset"
+        keep = stage_dir is not None or plan.upload_folder == plan.folder  # a folder uploaded as it is
         if dry_run:
             return PushResult(plan if keep else _forget_upload(plan), repo_id)
         result = _upload(plan, repo_id, private)
