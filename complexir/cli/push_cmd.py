@@ -9,8 +9,10 @@ import argparse
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("push", help="upload a benchmark folder (dataset), a metric folder (Space) or a leaderboard site (static Space)")
-    parser.add_argument("folder", help="a built benchmark folder, a metrics/<name>/ folder or a `complexir leaderboard` site")
+    parser = subparsers.add_parser("push", help="upload a benchmark folder (dataset), a metric folder (Space) or a "
+                                                "leaderboard site (static Space)")
+    parser.add_argument("folder",
+                        help="a built benchmark folder, a metrics/<name>/ folder or a `complexir leaderboard` site")
     parser.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub repository")
     parser.add_argument("--private", action="store_true",
                         help="make the repository private: a new one is created private, an existing public one "
