@@ -114,12 +114,15 @@ def test_ranks_tie_where_no_test_separates_systems():
     a = _fake_system("A", "A", {t: {q: 0.9 for q in queries} for t in tasks})
     b = _fake_system("B", "B", {t: {q: (0.2, 0.4, 0.6)[int(q) % 3] for q in queries} for t in tasks})  # mean 0.4
     c = _fake_system("C", "C", {t: {q: (0.6, 0.1)[int(q) % 2] for q in queries} for t in tasks})  # mean 0.35
-    board = from_comparison(compare([a, b, c], measures=["ndcg_at_10"]))
+    released = _fake_system("release/bm25", "D", {t: {q: (0.6, 0.2, 0.4)[int(q) % 3] for q in queries} for t in tasks})
+    board = from_comparison(compare([a, b, c, released], measures=["ndcg_at_10"]))
     for view in ("LoCoV1/average/all/test", "LoCoV1/LoCoV1GovReport/default/test"):
-        rows = {r["system"]: r for r in board.rows if r["view"] == view and r["source"] == "local"}
-        assert {s: r["rank"] for s, r in rows.items()} == {"A": 1, "B": 2, "C": 2}
-        assert rows["A"]["beats"] == ["B", "C"] and rows["B"]["beats"] == rows["C"]["beats"] == []
+        rows = {r["system"]: r for r in board.rows if r["view"] == view and r["source"] in ("local", "released")}
+        assert {s: r["rank"] for s, r in rows.items()} == {"A": 1, "B": 2, "C": 2, "release/bm25": 2}
+        assert rows["A"]["beats"] == ["B", "C", "release/bm25"] and rows["B"]["beats"] == rows["C"]["beats"] == []
         assert rows["B"]["mean"] != rows["C"]["mean"]
+        assert rows["release/bm25"]["source"] == "released" and rows["release/bm25"]["model_url"] is None
+        assert rows["A"]["source"] == "local"
     published = [r for r in board.rows if r["source"] == "published"]
     assert published and all(r["rank"] is None for r in published)
     assert any(r["view"] == "LoCoV1/average/all/test" and "the paper's average" in r["note"] for r in published)
@@ -254,6 +257,10 @@ def test_hub_rows_are_ranked_as_the_hubs_leaderboard_ranks_them(hub, tmp_path, b
     assert "IRSCQuery: 0.57" in rows[1]["note"] and "IRSCTitle: 0.33" in rows[1]["note"]
     assert rows[0]["data_revision"] == "0" * 40 and all(r["ci95"] is None and r["beats"] == [] for r in rows)
     assert [v["benchmark"] for v in board["views"]] == ["IRSC"]  # the other benchmarks have no leaderboard here
+
+    offline = run_cli(["leaderboard", "--hub", "--out", str(tmp_path / "no")],
+                      client_env(hub, tmp_path / "home", offline=True))
+    assert offline.returncode == 2 and "HF_HUB_OFFLINE is set" in offline.stderr
 
     page, errors = _open(browser, site / "index.html")
     assert [(int(rank), system) for rank, system, _ in _table(page)] == [(e["rank"], e["modelId"]) for e in ranked]

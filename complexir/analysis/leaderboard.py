@@ -220,6 +220,10 @@ def from_hub(board: Leaderboard | None = None, *, benchmarks: list[str] | None =
 
     from complexir.registry.benchmarks import all_specs
 
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        raise ValueError("--hub reads the Hub's leaderboards, but HF_HUB_OFFLINE is set: unset it (or drop --hub)")
     api = api or HfApi()
     board = board or Leaderboard()
     for spec in all_specs():
