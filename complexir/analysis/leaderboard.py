@@ -215,12 +215,10 @@ def from_hub(board: Leaderboard | None = None, *, benchmarks: list[str] | None =
              api: Any = None) -> Leaderboard:
     """Each registered benchmark's Hub leaderboard (ranks and values as the Hub gives them) and the ranked models'
     ``.eval_results`` values on that repo's tasks; a benchmark repo without a leaderboard is left out (logged)."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, constants
     from huggingface_hub.errors import HfHubHTTPError
 
     from complexir.registry.benchmarks import all_specs
-
-    from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE:
         raise ValueError("--hub reads the Hub's leaderboards, but HF_HUB_OFFLINE is set: unset it (or drop --hub)")
