@@ -103,9 +103,10 @@ def test_demo_results_are_refused_without_allow_demo(irsc_runs, tmp_path, capsys
     assert not (tmp_path / "site").exists()
 
 
-def test_ranks_tie_where_no_test_separates_systems():
-    """Ranks from compare's Holm-adjusted tests: A beats B and C significantly; B and C are not separated, so
-    they share rank 2 (though their means differ)."""
+@pytest.fixture(scope="module")
+def fake_board():
+    """compare's comparison of four systems on two LoCoV1 tasks (test_compare's fake systems, 30 queries each), as a
+    leaderboard: A beats the others significantly; B, C and the released run D no test separates."""
     from complexir.analysis.compare import compare
     from complexir.analysis.leaderboard import from_comparison
 
@@ -115,7 +116,13 @@ def test_ranks_tie_where_no_test_separates_systems():
     b = _fake_system("B", "B", {t: {q: (0.2, 0.4, 0.6)[int(q) % 3] for q in queries} for t in tasks})  # mean 0.4
     c = _fake_system("C", "C", {t: {q: (0.6, 0.1)[int(q) % 2] for q in queries} for t in tasks})  # mean 0.35
     released = _fake_system("release/bm25", "D", {t: {q: (0.6, 0.2, 0.4)[int(q) % 3] for q in queries} for t in tasks})
-    board = from_comparison(compare([a, b, c, released], measures=["ndcg_at_10"]))
+    return from_comparison(compare([a, b, c, released], measures=["ndcg_at_10"]))
+
+
+def test_ranks_tie_where_no_test_separates_systems(fake_board):
+    """Ranks from compare's Holm-adjusted tests: A beats the others significantly; B, C and D are not separated, so
+    they share rank 2 (though their means differ)."""
+    board = fake_board
     for view in ("LoCoV1/average/all/test", "LoCoV1/LoCoV1GovReport/default/test"):
         rows = {r["system"]: r for r in board.rows if r["view"] == view and r["source"] in ("local", "released")}
         assert {s: r["rank"] for s, r in rows.items()} == {"A": 1, "B": 2, "C": 2, "release/bm25": 2}
@@ -215,6 +222,24 @@ def test_results_of_real_data_carry_no_demo_label(browser, three_runs, tmp_path)
     assert errors == []
     rows = list((site / "leaderboard.csv").read_text().splitlines())
     assert rows[0].startswith("view,benchmark,task") and len(rows) == 1 + len(board["rows"])
+
+
+def test_browser_labels_published_rows_and_released_runs(browser, fake_board, tmp_path):
+    from complexir.analysis.leaderboard import SOURCES, write_site
+
+    page, errors = _open(browser, write_site(fake_board, tmp_path / "site"))
+    assert page.input_value("#view") == "LoCoV1/average/all/test"
+    published = page.query_selector_all("#board tbody tr.published")
+    paper = [r for r in fake_board.rows if r["view"] == "LoCoV1/average/all/test" and r["source"] == "published"]
+    assert len(published) == len(paper) > 0
+    assert all(row.query_selector("td.rank").inner_text() == "–" for row in published)
+    assert {row.query_selector("td.source").inner_text() for row in published} == {SOURCES["published"]}
+    released = page.query_selector("#board tbody tr.released")
+    assert released.get_attribute("data-system") == "release/bm25"
+    assert released.query_selector("td.source").inner_text() == SOURCES["released"]
+    ranked = [rank for rank, _, _ in _table(page) if rank != "–"]
+    assert ranked == ["1", "2", "2", "2"] and _table(page)[-1][0] == "–"  # ranked first; published rows last
+    assert errors == []
 
 
 # ------------------------------------------------------------------------------------------ the Hub
