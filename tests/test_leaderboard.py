@@ -135,6 +135,21 @@ def test_ranks_tie_where_no_test_separates_systems(fake_board):
     assert any(r["view"] == "LoCoV1/average/all/test" and "the paper's average" in r["note"] for r in published)
 
 
+def test_the_site_never_overwrites_a_folder_of_other_files(fake_board, tmp_path):
+    from complexir.analysis.leaderboard import write_site
+
+    other = tmp_path / "my-repo"
+    other.mkdir()
+    (other / "README.md").write_text("mine")
+    with pytest.raises(ValueError, match="my-repo: holds other files"):
+        write_site(fake_board, other)
+    assert (other / "README.md").read_text() == "mine"
+    site = tmp_path / "site"
+    write_site(fake_board, site)
+    write_site(fake_board, site)  # an earlier site is rebuilt in place
+    assert "sdk: static" in (site / "README.md").read_text()
+
+
 # ------------------------------------------------------------------------------------------ in a real browser
 
 

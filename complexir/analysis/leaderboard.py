@@ -282,10 +282,14 @@ def _space_readme(board: Leaderboard) -> str:
 
 
 def write_site(board: Leaderboard, out_dir: str | Path) -> Path:
-    """The static site in ``out_dir`` (created; files of an earlier site replaced); returns index.html's path."""
+    """The static site in ``out_dir`` (created, or an earlier site's folder, whose files are replaced); returns
+    index.html's path."""
     if not board.rows:
         raise ValueError("nothing to show: no results (give result folders, or --hub with results on the Hub)")
     out = Path(out_dir)
+    if out.is_dir() and any(out.iterdir()) and not (out / "leaderboard.json").is_file():
+        raise ValueError(f"{out}: holds other files and no earlier leaderboard (leaderboard.json); the site would "
+                         "overwrite its README.md: choose a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
     assets = importlib.resources.files("complexir.analysis") / "leaderboard_site"
     for name in SITE_FILES:
