@@ -289,14 +289,20 @@ def test_hub_rows_are_ranked_as_the_hubs_leaderboard_ranks_them(hub, tmp_path, b
     done = run_cli(["leaderboard", "--hub", "--out", str(site)], client_env(hub, tmp_path / "home"))
     assert done.returncode == 0, done.stderr
     board = json.loads((site / "leaderboard.json").read_text())
-    rows = [r for r in board["rows"] if r["source"] == "hub"]
+    ranked_view = next(v for v in board["views"] if v["kind"] == "hub")
+    assert board["views"][0] == ranked_view  # the first view the page shows
+    rows = [r for r in board["rows"] if r["view"] == ranked_view["id"]]
+    assert {r["source"] for r in board["rows"]} == {"hub"}
     assert [(r["rank"], r["model"], r["mean"]) for r in rows] == [(e["rank"], e["modelId"], e["value"])
                                                                  for e in ranked]
     assert [r["model"] for r in rows] == ["lab-b/encoder-large", "lab-c/encoder-base", "lab-a/encoder-small"]
     assert rows[0]["model_url"] == "https://huggingface.co/lab-b/encoder-large"
     assert "IRSCQuery: 0.57" in rows[1]["note"] and "IRSCTitle: 0.33" in rows[1]["note"]
     assert rows[0]["data_revision"] == "0" * 40 and all(r["ci95"] is None and r["beats"] == [] for r in rows)
-    assert [v["benchmark"] for v in board["views"]] == ["IRSC"]  # the other benchmarks have no leaderboard here
+    assert {v["benchmark"] for v in board["views"]} == {"IRSC"}  # the other benchmarks have no leaderboard here
+    title = next(v for v in board["views"] if v["task"] == "IRSCTitle")
+    assert {r["model"]: r["mean"] for r in board["rows"] if r["view"] == title["id"]} == {
+        "lab-a/encoder-small": 0.52, "lab-c/encoder-base": 0.33}  # per task: each model's own .eval_results
 
     offline = run_cli(["leaderboard", "--hub", "--out", str(tmp_path / "no")],
                       client_env(hub, tmp_path / "home", offline=True))

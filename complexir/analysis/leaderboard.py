@@ -156,9 +156,10 @@ def from_comparison(result: comparing.Comparison, board: Leaderboard | None = No
 
 
 def _order_views(board: Leaderboard) -> None:
-    """Benchmarks in the order first seen; in each, its average first, then the Hub's view, then its tasks."""
+    """Benchmarks in the order first seen; in each, its average first, then the Hub's leaderboard, its tasks, and
+    the tasks of the models' ``.eval_results``."""
     benchmarks = list(dict.fromkeys(v["benchmark"] for v in board.views))
-    kinds = ("benchmark", "hub", "task")
+    kinds = ("benchmark", "hub", "task", "hub-task")
     board.views.sort(key=lambda v: (benchmarks.index(v["benchmark"]), kinds.index(v["kind"])))
 
 
@@ -252,6 +253,19 @@ def from_hub(board: Leaderboard | None = None, *, benchmarks: list[str] | None =
                 "note": "; ".join([*(f"{e.task_id}: {e.value}" for e in per_task),
                                    *(["verified"] if entry.verified else []),
                                    *([entry.notes] if entry.notes else [])])})
+            for result in per_task:  # the model's own numbers per task: shown, not ranked (the Hub ranks above)
+                task_view = board.add_view({
+                    "id": view_id(spec.name, "hub", f"{spec.hub_id}:{result.task_id}", "test"),
+                    "benchmark": spec.name, "task": result.task_id, "subset": spec.hub_id, "split": "test",
+                    "kind": "hub-task", "label": f"{spec.name} / {result.task_id} (the models' .eval_results)",
+                    "tasks": [result.task_id], "measures": [HUB_MEASURE]})
+                board.rows.append({
+                    "view": task_view["id"], "benchmark": spec.name, "task": result.task_id, "subset": spec.hub_id,
+                    "split": "test", "measure": HUB_MEASURE, "system": entry.model_id, "model": entry.model_id,
+                    "model_url": f"{HUB_URL}/{entry.model_id}", "model_revision": None,
+                    "data_revision": result.dataset_revision, "source": "hub", "demo": False,
+                    "mean": float(result.value), "ci95": None, "n": None, "rank": None, "beats": [],
+                    "note": result.notes or ""})
     _order_views(board)
     return board
 

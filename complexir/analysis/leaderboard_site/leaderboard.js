@@ -64,7 +64,9 @@
       : view.kind === "hub"
         ? "As the Hub's leaderboard ranks the models: numbers only, no interval or test; the note lists each " +
           "model's values per task from its .eval_results."
-        : "";
+        : view.kind === "hub-task"
+          ? "The value each model's .eval_results gives for this task on the Hub: numbers only, not ranked."
+          : "";
   }
 
   function compare(a, b) {
