@@ -218,6 +218,11 @@ def test_browser_shows_the_numbers_sorts_and_switches_measure(browser, irsc_runs
     page.select_option("#view", task_view["id"])
     task_measure = page.input_value("#measure")
     assert {system: score for _, system, score in _table(page)} == _expected(board, task_view["id"], task_measure)
+    linked = browser.new_page()  # the address keeps the view and measure: a link shows the same table
+    linked.goto(page.url)
+    assert (linked.input_value("#view"), linked.input_value("#measure")) == (task_view["id"], task_measure)
+    assert sorted(_table(linked)) == sorted(_table(page))  # the same rows (sorted by rank there, by system here)
+    linked.close()
     page.select_option("#view", view["id"])  # the screenshot: the benchmark's mean, a measure telling systems apart
     page.select_option("#measure", other)
     page.click("th[data-key=mean]")

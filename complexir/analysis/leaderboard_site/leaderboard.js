@@ -144,19 +144,34 @@
     }
   }
 
+  // The view and measure shown live in the address (#view=...&measure=...), so that a link shows the same table.
+  function remember() {
+    history.replaceState(null, "", "#" + new URLSearchParams({ view: state.view, measure: state.measure }));
+  }
+
+  function recall() {
+    const wanted = new URLSearchParams(location.hash.slice(1));
+    if (data.views.some((v) => v.id === wanted.get("view"))) state.view = wanted.get("view");
+    state.measure = wanted.get("measure");
+  }
+
   viewSelect.addEventListener("change", () => {
     state.view = viewSelect.value;
     fillMeasures();
     render();
+    remember();
   });
   measureSelect.addEventListener("change", () => {
     state.measure = measureSelect.value;
     render();
+    remember();
   });
 
   document.getElementById("demo-banner").hidden = !data.demo;
   fillViews();
+  recall();
   if (state.view !== null) {
+    viewSelect.value = state.view;
     fillMeasures();
     render();
   }
