@@ -94,6 +94,13 @@ def test_means_intervals_and_groups_are_compares(irsc_runs, tmp_path):
     assert {"recall_at_10", "ndcg_at_10"} <= set(view["measures"])
 
 
+def test_help_imports_no_model_or_dataset_library():
+    from import_probe import modules_imported_by
+
+    heavy = ("mteb", "torch", "datasets", "pandas", "sentence_transformers", "matplotlib", "playwright")
+    assert modules_imported_by(["leaderboard", "--help"], heavy) == []
+
+
 def test_demo_results_are_refused_without_allow_demo(irsc_runs, tmp_path, capsys):
     from complexir.cli.main import main
 
