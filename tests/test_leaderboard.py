@@ -266,6 +266,9 @@ def test_browser_labels_published_rows_and_released_runs(browser, fake_board, tm
     assert released.query_selector("td.source").inner_text() == SOURCES["released"]
     ranked = [rank for rank, _, _ in _table(page) if rank != "–"]
     assert ranked == ["1", "2", "2", "2"] and _table(page)[-1][0] == "–"  # ranked first; published rows last
+    unranked = [float(score) for rank, _, score in _table(page) if rank == "–"]
+    assert unranked == sorted(unranked, reverse=True)  # among equal ranks (none here), the higher mean first
+    assert published[0].query_selector("td.note").get_attribute("title") == paper[0]["citation"]
     assert errors == []
 
 

@@ -51,7 +51,8 @@ SOURCES = {
     "hub": "Hub leaderboard (numbers only)",
 }
 CSV_COLUMNS = ("view", "benchmark", "task", "subset", "split", "measure", "rank", "system", "model", "model_url",
-               "model_revision", "data_revision", "source", "demo", "mean", "ci_low", "ci_high", "n", "beats", "note")
+               "model_revision", "data_revision", "source", "demo", "mean", "ci_low", "ci_high", "n", "beats", "note",
+               "citation")
 SITE_FILES = ("index.html", "leaderboard.css", "leaderboard.js")
 
 
@@ -188,7 +189,7 @@ def _add_published(result: comparing.Comparison, board: Leaderboard) -> None:
                 continue
             if len(subsets[(v["benchmark"], v["task"], v["split"])]) > 1:
                 continue
-            note = f"{p['citation']}, {p['table']}"
+            note = f"the paper's {p['table']}"  # the citation in full is the row's "citation"
             if task == comparing.AVERAGE:
                 note = "the paper's average over all its tasks; " + note
             board.rows.append({
@@ -196,7 +197,7 @@ def _add_published(result: comparing.Comparison, board: Leaderboard) -> None:
                 "split": v["split"], "measure": p["measure"], "system": p["system"], "model": p["system"],
                 "model_url": p["url"], "model_revision": None, "data_revision": "the paper's data",
                 "source": "published", "demo": False, "mean": p["value"], "ci95": None, "n": None, "rank": None,
-                "beats": [], "note": note})
+                "beats": [], "note": note, "citation": p["citation"]})
 
 
 def from_results(results: list[str | Path], *, allow_demo: bool = False) -> Leaderboard:

@@ -75,8 +75,9 @@
     const y = column.value(b);
     const missingX = x === null || x === undefined || x === "";
     const missingY = y === null || y === undefined || y === "";
-    if (missingX || missingY) return missingX - missingY; // rows without a value last, either way
-    const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+    if (missingX !== missingY) return missingX - missingY; // rows without a value last, either way
+    const order = missingX ? 0
+      : typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
     if (order !== 0) return state.ascending ? order : -order;
     return (b.mean ?? -Infinity) - (a.mean ?? -Infinity); // ties: the higher mean first
   }
@@ -139,7 +140,8 @@
       cell(tr, "beats", row.beats.join(", "));
       cell(tr, "data", row.data_revision || "–");
       cell(tr, "source", data.sources[row.source] || row.source);
-      cell(tr, "note", row.note || "");
+      const noted = cell(tr, "note", row.note || "");
+      if (row.citation) noted.title = row.citation;
       body.appendChild(tr);
     }
   }
