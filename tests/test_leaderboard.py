@@ -142,6 +142,17 @@ def test_ranks_tie_where_no_test_separates_systems(fake_board):
     assert any(r["view"] == "LoCoV1/average/all/test" and "the paper's average" in r["note"] for r in published)
 
 
+def test_a_model_in_two_folders_is_told_apart_by_its_folder():
+    from complexir.analysis.compare import compare
+    from complexir.analysis.leaderboard import from_comparison
+
+    values = {"LoCoV1GovReport": {"1": 0.5, "2": 0.7}, "LoCoV1QMSum": {"a": 0.1, "b": 0.3}}
+    one, two = _fake_system("run1", "A", values), _fake_system("run2", "B", values)
+    two.run.model = two.run.label = one.run.label
+    board = from_comparison(compare([one, two], measures=["ndcg_at_10"]))
+    assert {r["system"] for r in board.rows if r["source"] == "local"} == {"run1 (run1)", "run1 (run2)"}
+
+
 def test_the_site_never_overwrites_a_folder_of_other_files(fake_board, tmp_path):
     from complexir.analysis.leaderboard import write_site
 

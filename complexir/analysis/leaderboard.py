@@ -118,6 +118,8 @@ def from_comparison(result: comparing.Comparison, board: Leaderboard | None = No
     computed them, ranks from its Holm-adjusted tests."""
     board = board or Leaderboard()
     by_folder = {s.folder: s for s in result.systems}
+    names = [s.name for s in result.systems]  # a model run twice (two folders) is told apart by its folder
+    shown = {s.folder: s.name if names.count(s.name) == 1 else f"{s.name} ({s.folder})" for s in result.systems}
     for bench, task, subset, split, measure in result.groups:
         average = task == comparing.AVERAGE
         cells = [c for c in result.cells if (c["benchmark"], c["task"], c["subset"], c["split"], c["measure"])
@@ -141,10 +143,10 @@ def from_comparison(result: comparing.Comparison, board: Leaderboard | None = No
         for cell in cells:
             system = by_folder[cell["folder"]]
             demo = [t for t in system.demo_tasks if t in tasks]
-            beats = sorted(by_folder[f].name for f, above in better.items() if cell["folder"] in above)
+            beats = sorted(shown[f] for f, above in better.items() if cell["folder"] in above)
             board.rows.append({
                 "view": view["id"], "benchmark": bench, "task": task, "subset": subset, "split": split,
-                "measure": measure, "system": system.name, "model": system.run.model,
+                "measure": measure, "system": shown[system.folder], "model": system.run.model,
                 "model_url": model_url(system.run.model), "model_revision": system.run.revision,
                 "data_revision": " ".join(sorted({str(comparing.data_of(system, t)) for t in tasks})),
                 "source": "released" if system.run.model.startswith(RELEASED_PREFIX) else "local",
