@@ -126,7 +126,7 @@ def from_comparison(result: comparing.Comparison, board: Leaderboard | None = No
                  == (bench, task, subset, split, measure)]
         if not cells:
             continue
-        tasks = cells[0].get("tasks") if average else [task]
+        tasks: list[str] = list(cells[0]["tasks"]) if average else [task]
         label = (f"{bench}: mean over {len(tasks)} tasks" if average
                  else f"{bench} / {task}" + ("" if subset == "default" else f" / {subset}"))
         view = board.add_view({"id": view_id(bench, task, subset, split), "benchmark": bench, "task": task,
