@@ -244,7 +244,8 @@ def test_ci_builds_the_site_and_runs_the_readme_test_command():
 # followed by a Markdown table whose first column holds the options (`--out DIR`, `-m`, `--measure`). The options
 # of one parser may be spread over several such tables; together they must be exactly argparse's.
 # Subcommands whose page lives elsewhere than docs/commands/<name>.md:
-COMMAND_PAGES_OVERRIDE: dict[str, str] = {"fuse": "runs.md", "compare": "compare.md", "published": "compare.md"}
+COMMAND_PAGES_OVERRIDE: dict[str, str] = {"fuse": "runs.md", "compare": "compare.md", "published": "compare.md",
+                                          "leaderboard": "leaderboard.md"}
 # Not listed per command: every parser has them (-h/--help from argparse, --debug added to every subcommand by
 # complexir.cli.main._debug_everywhere); commands/index.md documents them once, for `complexir` itself.
 EVERYWHERE = {"-h", "--help", "--debug"}

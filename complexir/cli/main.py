@@ -17,7 +17,8 @@ from complexir.layout.atomic import raise_on_sigterm, restore_sigterm
 from .failures import ArgumentParser, report, silence_broken_pipe
 
 # Imported lazily so that `complexir --help` or `complexir evaluate` never pay for torch and mteb.
-SUBCOMMANDS = ("run", "build", "evaluate", "validate", "report", "compare", "published", "fuse", "push", "cache")
+SUBCOMMANDS = ("run", "build", "evaluate", "validate", "report", "compare", "published", "fuse", "push", "cache",
+               "leaderboard")
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:

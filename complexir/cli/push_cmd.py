@@ -10,9 +10,11 @@ import argparse
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("push", help="upload a benchmark folder (dataset), a metric folder (Space) or a "
-                                                "report folder (model repo: card and .eval_results)")
-    parser.add_argument("folder", help="a built benchmark folder, a metrics/<name>/ folder or a report folder")
+    parser = subparsers.add_parser("push", help="upload a benchmark folder (dataset), a metric folder (Space), a "
+                                                "report folder (model repo: card and .eval_results) or a "
+                                                "leaderboard site (static Space)")
+    parser.add_argument("folder", help="a built benchmark folder, a metrics/<name>/ folder, a report folder or a "
+                                       "`complexir leaderboard` site")
     parser.add_argument("--repo", required=True, metavar="ORG/NAME", help="target Hub repository")
     parser.add_argument("--private", action="store_true",
                         help="make the repository private: a new one is created private, an existing public one "
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     for path, size in plan.files:
         print(f"  {size:>12,d}  {path}")
     print(f"  {sum(s for _, s in plan.files):>12,d}  total bytes")
-    if plan.repo_type == "space":
+    if plan.space_sdk == "gradio":  # a metric Space (a static one is uploaded as it is)
         where = f"staged in {plan.upload_folder}" if args.stage_dir else "staged copy"
         print(f"({where}: complexir.metrics vendored as _complexir_metrics.py; load it with "
               f"evaluate.load({args.repo!r}) once pushed)")

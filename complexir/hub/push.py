@@ -1,5 +1,6 @@
-"""Publish a built benchmark folder (dataset repo), a metric folder (Gradio Space) or a report folder (model repo:
-the model card and ``.eval_results``, directly or as a pull request) to the Hub.
+"""Publish a built benchmark folder (dataset repo), a metric folder (Gradio Space), a report folder (model repo:
+the model card and ``.eval_results``, directly or as a pull request) or a static site (a static Space, such as
+``complexir leaderboard``'s) to the Hub.
 
 A metric folder is not uploaded as is: its module imports the maths from ``complexir.metrics``, which a
 Space cannot install (complexir is not on PyPI). ``stage_space`` therefore writes a copy in which the maths
@@ -75,19 +76,23 @@ EVAL_RESULTS = ".eval_results"  # in a model repo: the result files the Hub's Be
 
 
 def detect_repo_type(folder: Path) -> tuple[str, str | None]:
-    """``("dataset", None)`` for a benchmark folder (README YAML ``configs``), ``("space", "gradio")`` for a
-    metric folder (``app.py`` and the metric's ``<name>.py``), ``("model", None)`` for a report folder
-    (``complexir report``'s output: ``.eval_results/*.yaml``, beside the model card)."""
+    """``("dataset", None)`` for a benchmark folder (README YAML ``configs``), ``("space", "static")`` for a static
+    site (README YAML ``sdk: static``), ``("space", "gradio")`` for a metric folder (``app.py`` and the metric's
+    ``<name>.py``), ``("model", None)`` for a report folder (``complexir report``'s output: ``.eval_results/*.yaml``,
+    beside the model card)."""
     readme = folder / "README.md"
     if readme.is_file() and _front_matter(readme).get("configs"):
         return "dataset", None
+    if readme.is_file() and _front_matter(readme).get("sdk") == "static":  # a static Space: `complexir leaderboard`
+        return "space", "static"
     if (folder / "app.py").is_file() and any(p.name != "app.py" for p in folder.glob("*.py")):
         return "space", "gradio"
     if any((folder / EVAL_RESULTS).glob("*.yaml")):
         return "model", None
     raise ValueError(
         f"{folder}: neither a benchmark folder (README.md with YAML `configs`), a metric folder "
-        "(app.py + <metric>.py) nor a report folder (.eval_results/*.yaml, from complexir report)"
+        "(app.py + <metric>.py), a report folder (.eval_results/*.yaml, from complexir report) nor a static site "
+        "(README.md with `sdk: static`, from complexir leaderboard)"
     )
 
 
@@ -432,6 +437,8 @@ def plan_push(folder: str | Path, repo_id: str | None = None, *, stage_dir: str 
     if repo_type == "model":
         check_report_folder(folder)
         return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
+    if sdk == "static":  # uploaded as it is: plain files, nothing to vendor
+        return PushPlan(folder, repo_type, sdk, _listing(folder), folder)
     if stage_dir is not None:
         staged = stage_space(folder, stage_dir, repo_id)
         return PushPlan(folder, repo_type, sdk, _listing(staged), staged)
@@ -466,7 +473,7 @@ def push(folder: str | Path, repo_id: str, *, private: bool = False, dry_run: bo
     """
     with tempfile.TemporaryDirectory(prefix="complexir-space-") as tmp:
         plan = plan_push(folder, repo_id, stage_dir=stage_dir if stage_dir is not None else tmp)
-        keep = stage_dir is not None or plan.repo_type == "dataset"
+        keep = stage_dir is not None or plan.upload_folder == plan.folder  # a folder uploaded as it is
         if dry_run:
             return PushResult(plan if keep else _forget_upload(plan), repo_id)
         result = _upload(plan, repo_id, private, create_pr)
