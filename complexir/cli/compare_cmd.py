@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from complexir.cli.early_checks import check_existing_folders, check_folder_option
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -24,6 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_existing_folders("results folder", args.results)  # before the comparison's imports, which take seconds
+    check_folder_option("--out", args.out)
     from complexir.analysis.compare import make_compare
 
     path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,

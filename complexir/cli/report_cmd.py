@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from complexir.cli.early_checks import check_existing_folders
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -21,6 +23,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_existing_folders("results folder", [args.results])  # before the report's imports (mteb), which take seconds
+    check_existing_folders("--baseline", [args.baseline])
     from complexir.analysis.report import make_report
 
     card = make_report(args.results, args.out, model=args.model, card=args.card, baseline=args.baseline,

@@ -147,6 +147,14 @@ def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[str, 
             return registered
     configs = read_model_configs(str(folder or name_or_path))
     if not any(configs.values()):
+        if folder is None:
+            from complexir.systems.models import OFFLINE_ADVICE
+            from complexir.upstream.hub_access import hub_unreachable
+
+            offline = hub_unreachable()
+            if offline is not None:  # the repo may well exist: say what failed, not that the repo is empty
+                raise SystemRefused(f"{option} {name_or_path}: not a local folder, not in the Hugging Face cache, and "
+                                    f"{offline}, so the model cannot be found; {OFFLINE_ADVICE}")
         where = f"folder {folder}" if folder is not None else "Hub repo (nor in the Hugging Face cache)"
         raise SystemRefused(f"{option} {name_or_path}: no model configuration found in that {where} "
                             "(config.json, modules.json, config_sentence_transformers.json)")
