@@ -104,15 +104,19 @@ def _hub_env(tmp_path: Path, endpoint: str, offline: bool) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("offline", [False, True], ids=["refused-connection", "HF_HUB_OFFLINE"])
-def test_a_hub_model_without_the_hub_says_the_hub_is_unreachable_and_how_to_work_offline(tmp_path, offline):
+@pytest.mark.parametrize(("model", "offline"), [
+    ("no-such-org/no-such-model", False), ("no-such-org/no-such-model", True),
+    ("BAAI/bge-small-en-v1.5", False),  # in mteb's registry: its kind is known, its weights are on the Hub
+], ids=["mistyped-refused-connection", "mistyped-HF_HUB_OFFLINE", "registry-model-refused-connection"])
+def test_a_hub_model_without_the_hub_says_the_hub_is_unreachable_and_how_to_work_offline(tmp_path, model, offline):
     from hub_server import run_cli
 
     env = _hub_env(tmp_path, f"http://127.0.0.1:{_closed_port()}", offline)
-    proc = run_cli(["run", "--model", "no-such-org/no-such-model", "--task", "LoCoV1GovReport",
-                    "--output", str(tmp_path / "out")], env, timeout=300)
+    proc = run_cli(["run", "--model", model, "--task", "LoCoV1GovReport", "--output", str(tmp_path / "out")], env,
+                   timeout=300)
     lines = _error_lines(proc.stderr, " run")
-    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr  # a network failure (failures' exit codes)
+    assert f"--model {model}: not a local folder, not in the Hugging Face cache" in lines[0]
     why = "HF_HUB_OFFLINE is set" if offline else "cannot be reached (ConnectError"
     assert why in lines[0] and "to work offline, pass a local model folder" in lines[0]
     assert "no model configuration found" not in lines[0]  # the repo was never asked: no claim about it

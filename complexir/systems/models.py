@@ -28,7 +28,7 @@ from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderW
 from mteb.types import PromptType
 
 from complexir.systems.backends import BACKENDS, backend_advice
-from complexir.upstream.hub_access import hub_unreachable
+from complexir.upstream.hub_access import HubUnreachable, hub_unreachable
 from complexir.upstream.release import local_folder
 
 logger = logging.getLogger(__name__)
@@ -82,6 +82,26 @@ def _hub_file(repo_id: str, filename: str) -> Path | None:
 OFFLINE_ADVICE = ("to work offline, pass a local model folder (--model path/to/folder), leave --model out for the "
                   "packaged all-MiniLM-L6-v2, or download the model once with the Hub reachable (it is then read "
                   "from the Hugging Face cache)")
+
+
+def check_hub_model_reachable(name: str, option: str = "--model") -> None:
+    """Refuse at once a Hub model that would have to be downloaded while the Hub cannot be reached: huggingface_hub
+    would retry every file for half a minute and the error would then blame the repo. A model with a configuration
+    file in the Hugging Face cache passes, and so does a model of mteb's registry that is not loaded from the Hub
+    by sentence-transformers (a searcher such as BM25, an API model)."""
+    offline = hub_unreachable()
+    if offline is None:
+        return
+    meta = mteb.get_model_meta(name) if in_mteb_registry(name) else None
+    if meta is not None and "Sentence Transformers" not in (meta.framework or []):
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    for revision in {None, meta.revision if meta is not None else None}:
+        if any(isinstance(try_to_load_from_cache(name, f, revision=revision), str) for f in CONFIG_FILES):
+            return
+    raise HubUnreachable(f"{option} {name}: not a local folder, not in the Hugging Face cache, and {offline}, so "
+                         f"the model cannot be downloaded; {OFFLINE_ADVICE}")
 
 
 def ships_code(configs: dict[str, Any]) -> str | None:

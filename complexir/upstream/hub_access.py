@@ -13,6 +13,11 @@ import logging
 
 logger = logging.getLogger(__name__)
 
+class HubUnreachable(ConnectionError):
+    """Something needed from the Hub, which cannot be reached (or ``HF_HUB_OFFLINE`` is set), and not in the cache:
+    a network failure (exit code 1), said with what to do instead."""
+
+
 #: seconds the reachability request may take (connecting and answering); a refused connection fails at once
 REACH_TIMEOUT = 5.0
 
