@@ -3,6 +3,7 @@ cannot load, shared by the help and the error (docs/commands/run.md, "CPU backen
 
 from __future__ import annotations
 
+#: sentence-transformers' inference backends; "torch" is the model as published, the others are exports of it
 BACKENDS = ("torch", "onnx", "openvino")
 
 

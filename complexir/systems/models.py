@@ -34,7 +34,6 @@ from complexir.upstream.release import local_folder
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-#: sentence-transformers' inference backends; "torch" is the model as published, the others are exports of it
 
 
 class BackendUnavailable(ValueError):
