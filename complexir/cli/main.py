@@ -110,7 +110,7 @@ def configure_logging(verbose: bool) -> None:
         handler.addFilter(_DefaultVerbosity(verbose))
         handler.complexir = True  # type: ignore[attr-defined]
         root.addHandler(handler)
-    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+        root.setLevel(logging.DEBUG if verbose else logging.WARNING)
     logging.getLogger("complexir").setLevel(logging.DEBUG if verbose else logging.INFO)
     if not verbose:
         for category in (FutureWarning, DeprecationWarning):
