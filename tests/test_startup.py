@@ -53,6 +53,9 @@ def test_a_task_named_outside_the_registry_is_refused_where_it_is_defined():
     (["run", "--benchmark", "Nope"], "unknown benchmark 'Nope'; known: CRUMB, IRSC, LoCoV1, CoverageBench"),
     (["run", "--benchmark", "locov"], "unknown benchmark 'locov' (did you mean 'LoCoV1'?)"),
     (["run", "--data-dir", "{missing}"], "--data-dir {missing}: no such folder"),
+    (["run", "--data-dir", "{empty}"], "data dir {empty} holds no benchmark folder (crumb/, irsc/, locov1/"),
+    (["run", "--data-dir", "{empty}", "--task", "LoCoV1GovReport"],
+     "LoCoV1GovReport: no benchmark folder {empty}/locov1 (data dir {empty}); build it with `complexir build locov1"),
     (["run", "--runs", "{missing}", "--model-name", "x"], "--runs {missing}: no such runs folder or run file"),
     (["run", "--model", "{missing}"], "--model {missing}: no such folder (nor a valid Hub repo id)"),
     (["run", "--output", "{file}"], "--output {file}: not a folder"),
@@ -62,7 +65,8 @@ def test_a_task_named_outside_the_registry_is_refused_where_it_is_defined():
 def test_bad_names_and_folders_are_refused_before_mteb_and_torch(tmp_path, args, expected):
     file = tmp_path / "a-file"
     file.write_text("x")
-    fill = {"missing": str(tmp_path / "no-such"), "file": str(file)}
+    (tmp_path / "empty").mkdir()
+    fill = {"missing": str(tmp_path / "no-such"), "file": str(file), "empty": str(tmp_path / "empty")}
     code, stderr, heavy = probe_command([a.format(**fill) for a in args], HEAVY)
     lines = _error_lines(stderr, f" {args[0]}")
     assert code == 2 and len(lines) == 1, stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from complexir.hub.data_source import DATA_DIR_ENV, HUB
@@ -53,17 +53,40 @@ def check_tasks(names: Sequence[str] | None, benchmarks: Sequence[str] | None = 
                              f"{', '.join(benchmarks)}")
 
 
-def check_data_dir(data_dir: str | None, environ: os._Environ[str] | dict[str, str] = os.environ) -> None:
-    """``--data-dir`` (else ``$COMPLEXIR_DATA_DIR``) is ``hub`` or an existing folder."""
+def check_data_dir(data_dir: str | None, environ: Mapping[str, str] = os.environ) -> Path | None:
+    """``--data-dir`` (else ``$COMPLEXIR_DATA_DIR``) is ``hub`` or an existing folder; returns that folder (None:
+    the Hub or the demos)."""
     chosen, where = (data_dir, "--data-dir") if data_dir else (environ.get(DATA_DIR_ENV), f"${DATA_DIR_ENV}")
     if not chosen or chosen == HUB:
-        return
+        return None
     folder = Path(chosen).expanduser()
     if not folder.exists():
         raise FileNotFoundError(f"{where} {chosen}: no such folder (a folder holding built benchmark folders, or "
                                 f"{HUB!r} for the Hub; leave it out for the demo data)")
     if not folder.is_dir():
         raise NotADirectoryError(f"{where} {chosen}: not a folder")
+    return folder
+
+
+def check_benchmark_folders(data_dir: Path, tasks: Sequence[str] | None, benchmarks: Sequence[str] | None) -> None:
+    """The data dir holds the benchmark folder (``<data dir>/<folder>/``) of every ``--task``, or else of at least
+    one benchmark asked for (``--benchmark``, default all): what is inside each is checked by the tasks later."""
+    specs = {spec.name: spec for spec in all_specs()}
+    if tasks:
+        of_task = task_benchmarks()
+        for task in tasks:
+            spec = specs[of_task[task]]
+            if not (data_dir / spec.folder).is_dir():
+                raise FileNotFoundError(f"{task}: no benchmark folder {data_dir / spec.folder} (data dir {data_dir}); "
+                                        f"build it with `complexir build {spec.folder} --out "
+                                        f"{data_dir / spec.folder}`")
+        return
+    wanted = [spec for spec in specs.values()
+              if not benchmarks or {spec.name.lower(), spec.folder.lower()} & {b.lower() for b in benchmarks}]
+    if not any((data_dir / spec.folder).is_dir() for spec in wanted):
+        folders = ", ".join(f"{spec.folder}/" for spec in wanted)
+        raise FileNotFoundError(f"data dir {data_dir} holds no benchmark folder ({folders}); build one with "
+                                "`complexir build`")
 
 
 def check_folder_option(option: str, value: str | None) -> None:
@@ -104,7 +127,9 @@ def check_run_arguments(args: argparse.Namespace) -> None:
     """``complexir run``: everything about its arguments that the registry and the file system can tell."""
     check_benchmarks(args.benchmark)
     check_tasks(args.task, args.benchmark)
-    check_data_dir(args.data_dir)
+    data_dir = check_data_dir(args.data_dir)
+    if data_dir is not None:
+        check_benchmark_folders(data_dir, args.task, args.benchmark)
     for option in ("--cache", "--output"):
         check_folder_option(option, getattr(args, option[2:].replace("-", "_"), None))
     check_model_names(args)
