@@ -25,7 +25,7 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from complexir.layout.card import SUPPORT_THRESHOLD_KEY
 from complexir.layout.reader import load, nugget_judgments
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, mean_scores, parse_measure, rank_run
-from complexir.registry.benchmarks import COVERAGEBENCH, SubsetSpec
+from complexir.registry.benchmarks import COVERAGEBENCH, RERANK_VARIANT, SubsetSpec
 
 from .layout_task import LayoutRetrievalTask, define_task, spec_metadata
 
@@ -118,7 +118,7 @@ def support_threshold(card_metadata: dict[str, Any], layout_subset: str) -> int:
 
 
 def _make(subset: SubsetSpec, rerank: bool) -> type[CoverageBenchTask]:
-    name = f"CoverageBench{subset.title}" + ("Rerank" if rerank else "")
+    name = SPEC.task_name(subset, RERANK_VARIANT if rerank else "")
     how = "Rerank the top 50 documents of a baseline run" if rerank else "Retrieve from the corpus"
     metadata = spec_metadata(
         SPEC, name=name,

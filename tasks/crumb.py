@@ -41,7 +41,7 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 
 from complexir.layout import reader
 from complexir.mteb.internals import card_dataset_loader
-from complexir.registry.benchmarks import CRUMB, SubsetSpec
+from complexir.registry.benchmarks import CRUMB, FULL_DOCUMENT_VARIANT, SubsetSpec
 from complexir.runs.folder import as_search_model
 
 from .layout_task import (
@@ -350,11 +350,11 @@ def _make(subset: SubsetSpec, full_document: bool) -> type[CRUMBTask]:
     maxp = subset.maxp and not full_document
     binary = subset.binary_qrels and not full_document
     if full_document:
-        name = f"CRUMB{subset.title}FullDocument"
+        name = SPEC.task_name(subset, FULL_DOCUMENT_VARIANT)
         setting = "CRUMB, full-document setting (whole Markdown documents, for long-context models)."
         layout = subset.name + "_full"
     else:
-        name = f"CRUMB{subset.title}"
+        name = SPEC.task_name(subset)
         setting = "CRUMB, passage setting (contextualised chunks of at most 512 tokens)."
         layout = subset.name
     description = f"{setting} {subset.description}"

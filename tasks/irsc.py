@@ -34,7 +34,7 @@ class IRSCTask(LayoutRetrievalTask):
 
 def _make(subset: SubsetSpec) -> type[IRSCTask]:
     metadata = spec_metadata(
-        SPEC, name=f"IRSC{subset.title}",
+        SPEC, name=SPEC.task_name(subset),
         description=(
             f"IRSC {subset.name} task: {subset.description}; exactly one relevant content per query. Subsets: "
             "English (en), Chinese (zh) and cross-lingual (en-zh: English query, Chinese content; zh-en). Main "

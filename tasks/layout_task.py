@@ -468,7 +468,11 @@ class LayoutTaskMetadata(TaskMetadata):
 def spec_metadata(spec: BenchmarkSpec, *, name: str, description: str, main_score: str,
                   **fields: Any) -> LayoutTaskMetadata:
     """A task's ``TaskMetadata`` with what its benchmark spec says (reference, Hub repo, licence, citation);
-    ``fields`` give the rest (dates, domains, languages, ...) and may override the defaults below."""
+    ``fields`` give the rest (dates, domains, languages, ...) and may override the defaults below. ``name`` must be
+    one of ``spec.task_names()``: the CLI checks task names against the registry before importing any task."""
+    if name not in spec.task_names():
+        raise ValueError(f"task name {name!r} is not one of {spec.name}'s: name each task spec.task_name(subset, "
+                         f"variant), with the variant in the spec's task_variants ({list(spec.task_names())})")
     values: dict[str, Any] = {
         "type": "Retrieval", "category": "t2t", "modalities": ["text"], "eval_splits": ["test"],
         "eval_langs": ["eng-Latn"], "task_subtypes": [], "license": spec.license,

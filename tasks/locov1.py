@@ -57,7 +57,10 @@ def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dic
     else:
         st_model = find_sentence_transformer(model)
         if st_model is None:
-            logger.warning("cannot find the tokenizer of %s: doc_token_share_seen not recorded", type(model).__name__)
+            # a searcher (BM25) reads whole documents and a custom encoder keeps its tokenizer to itself: the share
+            # is simply not known, nothing the user can act on (the table's "tokens seen" column says "-")
+            logger.debug("no sentence-transformers tokenizer in %s: doc_token_share_seen not recorded",
+                         type(model).__name__)
             return {}
         budget = TokenBudget(st_model)
         counter = budget.truncated_counts
@@ -110,7 +113,7 @@ class LoCoV1Task(LayoutRetrievalTask):
 
 def _make(subset: SubsetSpec) -> type[LoCoV1Task]:
     metadata = spec_metadata(
-        SPEC, name=f"LoCoV1{subset.title}",
+        SPEC, name=SPEC.task_name(subset),
         description=(f"LoCoV1 {subset.name}: {subset.description} Documents are long (often thousands of words), so "
                      "the evidence may lie past a model's maximum sequence length; results also record the share "
                      "of document tokens the model read (doc_token_share_seen)."),

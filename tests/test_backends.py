@@ -76,7 +76,9 @@ def test_a_backend_this_install_cannot_load_is_one_line(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert code == 2
     lines = [line for line in err.splitlines() if line.startswith("complexir run: error:")]
-    assert len(lines) == 1 and "--backend onnx needs sentence-transformers[onnx]" in lines[0]
+    assert len(lines) == 1 and "--backend onnx needs optimum, which is not installed" in lines[0]
+    # the run page's advice, not the extra that would break the install (docs/commands/run.md, "CPU backends")
+    assert "would downgrade them and break this install" in lines[0] and "use --backend torch" in lines[0]
     assert "Traceback" not in err
     assert not (tmp_path / "out" / "results").exists()
 

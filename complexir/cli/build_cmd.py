@@ -15,6 +15,7 @@ from pathlib import Path
 
 from complexir.hub.build_cache import add_build_options, run_build
 from complexir.registry.benchmarks import BenchmarkSpec, all_specs
+from complexir.upstream.options import progress_bars_off
 
 logger = logging.getLogger(__name__)
 
@@ -41,4 +42,10 @@ def _described(build: Callable[[argparse.Namespace], int], spec: BenchmarkSpec) 
         for path in describe_folder(folder, spec):
             logger.info("written: %s", path.name)
 
-    return lambda args: run_build(build, args, describe)
+    def run(args: argparse.Namespace) -> int:
+        if not getattr(args, "no_progress", False):
+            return run_build(build, args, describe)
+        with progress_bars_off():
+            return run_build(build, args, describe)
+
+    return run

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import logging
+
+from complexir.cli.early_checks import check_existing_folders, check_folder_option
+
+logger = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -24,6 +29,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_existing_folders("results folder", args.results)  # before the comparison's imports, which take seconds
+    check_folder_option("--out", args.out)
+    logger.info("loading mteb and the results...")  # seconds of imports: say the command is alive
     from complexir.analysis.compare import make_compare
 
     path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,

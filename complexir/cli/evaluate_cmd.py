@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
                 f"coverage measures ({', '.join(coverage)}) need nugget ids: pass --nuggets so that the "
                 "qrels' iteration column is read as the nugget id"
             )
-        logger.warning("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
+        # the default measures include them for nugget qrels; plain qrels simply have none (the help says so)
+        logger.debug("coverage measures skipped (%s): pass --nuggets to compute them", ", ".join(coverage))
         coverage = []
 
     import pyarrow as pa  # imported when the command runs, not for --help

@@ -13,6 +13,7 @@ import argparse
 import gzip
 import io
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -30,7 +31,31 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse with its errors in the policy's one-line form (argparse prints the usage first)."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(BAD_INPUT, f"{self.prog}: error: {message}{self._did_you_mean(message)} (see {self.prog} --help)\n")
+
+    def _did_you_mean(self, message: str) -> str:
+        """`` (did you mean --task?)`` for a mistyped flag or choice (Python 3.11's argparse offers none)."""
+        from complexir.cli.early_checks import did_you_mean
+
+        choice = re.match(r"argument .*: invalid choice: '(.*)' \(choose from (.*)\)$", message)
+        if choice:
+            return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        unknown = re.match(r"unrecognized arguments: (.*)$", message)
+        if unknown:
+            flags = [a for a in unknown.group(1).split() if a.startswith("--")]
+            hints = [did_you_mean(flag, _option_strings(self)) for flag in flags]
+            return "".join(h for h in hints if h)[:1000]
+        return ""
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """The long options of ``parser`` and of every subcommand under it."""
+    found = {o for o in parser._option_string_actions if o.startswith("--")}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found |= _option_strings(child)
+    return found
 
 
 def _yaml_errors(name: str) -> tuple[type[Exception], ...]:

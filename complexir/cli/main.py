@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from importlib import import_module
 
 from complexir.layout.atomic import raise_on_sigterm, restore_sigterm
@@ -67,15 +68,62 @@ def main(argv: list[str] | None = None) -> int:
             restore_sigterm()
 
 
+class _DefaultVerbosity(logging.Filter):
+    """What stderr shows: complexir's own progress from INFO, the libraries' records from WARNING (unless ``-v``:
+    everything), each record once. Filtering at the handler, not at the loggers' levels, because libraries set
+    their own (bm25s puts its logger at DEBUG when imported)."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__()
+        self.verbose = verbose
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _printed_by_its_library(record.name):
+            return False
+        if self.verbose:
+            return True
+        ours = record.name == "complexir" or record.name.startswith("complexir.")
+        return record.levelno >= (logging.INFO if ours else logging.WARNING)
+
+
+def _printed_by_its_library(name: str) -> bool:
+    """A record a library's own handler has printed already (huggingface_hub puts a stream handler on its logger):
+    printed again by ours, every Hub retry warning appeared twice."""
+    logger: logging.Logger | None = logging.getLogger(name)
+    while logger is not None and logger is not logging.root:
+        if logger.handlers:
+            return True
+        logger = logger.parent if logger.propagate else None
+    return False
+
+
+def configure_logging(verbose: bool) -> None:
+    """One stderr handler on the root logger, filtered by :class:`_DefaultVerbosity`; the libraries' deprecation
+    warnings (mteb's ``FutureWarning`` on every dense run) only with ``-v``: they are for developers, not users.
+    Like ``logging.basicConfig``, it leaves a root logger that has handlers of someone else's (pytest's) alone."""
+    root = logging.getLogger()
+    ours = [h for h in root.handlers if getattr(h, "complexir", False)]
+    for handler in ours:
+        root.removeHandler(handler)
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.addFilter(_DefaultVerbosity(verbose))
+        handler.complexir = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+        root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logging.getLogger("complexir").setLevel(logging.DEBUG if verbose else logging.INFO)
+    if not verbose:
+        for category in (FutureWarning, DeprecationWarning):
+            warnings.filterwarnings("ignore", category=category, module=r"(?!complexir\b)")
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace | int:
     """The parsed arguments, or the exit code when there is nothing to run."""
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    # Our own progress at INFO; the libraries' chatter (mteb logs every loading step) only with -v.
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("complexir").setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    configure_logging(args.verbose)
     if not getattr(args, "func", None):
         if args.command is None:  # bare `complexir`: the main job on its embedded defaults
             args = parser.parse_args(["run", *(argv or [])])

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import logging
+
+from complexir.cli.early_checks import check_existing_folders
+
+logger = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,6 +26,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_existing_folders("results folder", [args.results])  # before the report's imports (mteb), which take seconds
+    check_existing_folders("--baseline", [args.baseline])
+    logger.info("loading mteb and the results...")  # seconds of imports: say the command is alive
     from complexir.analysis.report import make_report
 
     card = make_report(args.results, args.out, model=args.model, card=args.card, baseline=args.baseline,

@@ -19,10 +19,12 @@ from typing import Any
 from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
 from complexir.cli import runs_options
 from complexir.cli.argument_types import positive_int
+from complexir.cli.early_checks import check_run_arguments
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.hub.data_source import DataSource, choose_source
 from complexir.metrics import parse_measure
+from complexir.systems.backends import BACKENDS, backend_advice
 
 logger = logging.getLogger(__name__)
 
@@ -50,10 +52,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="Hub model name or local folder: a SentenceTransformer (default: packaged "
                              "all-MiniLM-L6-v2), a CrossEncoder, or an mteb searcher such as mteb/baseline-bm25s")
     parser.add_argument("--model-name", default=None, help="file results under this model name")
-    parser.add_argument("--backend", choices=("torch", "onnx", "openvino"), default="torch",
+    parser.add_argument("--backend", choices=BACKENDS, default="torch",
                         help="sentence-transformers inference backend (default: torch). onnx and openvino need "
-                             "sentence-transformers[onnx] / [openvino]; their results are filed as an experiment "
-                             "of the model (experiments/backend_<name>), apart from the torch results")
+                             "optimum, which does not load here: " + backend_advice("onnx|openvino") + ". Their "
+                             "results are filed as an experiment of the model (experiments/backend_<name>)")
     parser.add_argument("--max-seq-length", type=positive_int, default=None,
                         help="override the model's max sequence length (tokens, at least 1)")
     parser.add_argument("--benchmark", action="append", default=None, metavar="NAME",
@@ -237,15 +239,9 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return text_table(header, body)
 
 
-def _check_folder_option(option: str, value: str | None) -> None:
-    """A folder option that names an existing file fails now, not after the model has encoded for an hour."""
-    if value is not None and Path(value).expanduser().exists() and not Path(value).expanduser().is_dir():
-        raise NotADirectoryError(f"{option} {value}: not a folder")
-
-
 def run(args: argparse.Namespace) -> int:
-    for option, value in (("--cache", args.cache), ("--output", args.output)):
-        _check_folder_option(option, value)
+    check_run_arguments(args)  # names and folders: refused before the imports below, which take seconds
+    logger.info("loading mteb and the model...")
     import mteb
 
     from complexir.runs.results import per_query_path

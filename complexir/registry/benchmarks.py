@@ -139,6 +139,9 @@ class BenchmarkSpec:
     #: the measures the official evaluator reports by default (ir_measures names, e.g. ``"RR"``, ``"nDCG@5"``):
     #: the tasks report each one with per-query values, beyond MTEB's own at their cutoffs
     official_measures: tuple[str, ...] = ()
+    #: the task variants every subset comes in beside its plain task, as suffixes of the task name (CoverageBench's
+    #: ``Rerank``); CRUMB's full-document setting is its subsets' ``full_document`` flag instead
+    task_variants: tuple[str, ...] = ()
 
     def subset(self, name: str) -> SubsetSpec:
         for subset in self.subsets:
@@ -150,11 +153,29 @@ class BenchmarkSpec:
         """Subset names in spec order, those whose flags match (``subset_names(maxp=True)``)."""
         return tuple(s.name for s in self.subsets if all(getattr(s, f) == v for f, v in flags.items()))
 
+    def task_name(self, subset: SubsetSpec, variant: str = "") -> str:
+        """The MTEB task name of ``subset`` (and ``variant``: one of ``task_variants`` or
+        :data:`FULL_DOCUMENT_VARIANT`): ``<name><subset title><variant>``, e.g. ``CRUMBLegalQAFullDocument``."""
+        return f"{self.name}{subset.title}{variant}"
+
+    def task_names(self) -> tuple[str, ...]:
+        """Every MTEB task name of this benchmark, in its task module's order, known without importing it (or mteb):
+        ``complexir run`` checks ``--task`` against these before the heavy imports, and ``spec_metadata`` refuses
+        a task named otherwise."""
+        plain = [self.task_name(s) for s in self.subsets]
+        full = [self.task_name(s, FULL_DOCUMENT_VARIANT) for s in self.subsets if s.full_document]
+        variants = [self.task_name(s, v) for v in self.task_variants for s in self.subsets]
+        return (*plain, *full, *variants)
+
     def layout_subsets(self) -> tuple[str, ...]:
         """Every layout subset a full build writes (settings expanded)."""
         if self.settings:
             return tuple(f"{s.name}-{setting.name}" for s in self.subsets for setting in self.settings)
         return self.subset_names()
+
+
+#: the task-name suffix of a subset's full-document setting (CRUMB's subsets with ``full_document``)
+FULL_DOCUMENT_VARIANT = "FullDocument"
 
 
 # -- the registry -------------------------------------------------------------------------------------------------
@@ -216,6 +237,11 @@ def get_spec(name: str) -> BenchmarkSpec:
         if name.lower() in (spec.folder.lower(), spec.name.lower()):
             return spec
     raise KeyError(f"unknown benchmark {name!r}; known: {[s.name for s in all_specs()]}")
+
+
+def task_benchmarks() -> dict[str, str]:
+    """Every registered task name → its benchmark's name (from the specs alone: nothing is imported)."""
+    return {task: spec.name for spec in all_specs() for task in spec.task_names()}
 
 
 # -- the four benchmarks ------------------------------------------------------------------------------------------
@@ -325,6 +351,9 @@ LOCOV1 = register(BenchmarkSpec(
     demo_build_args=("--no-progress",),
 ))
 
+#: the task-name suffix of CoverageBench's reranking tasks (the baseline candidates of ``<subset>-top_ranked``)
+RERANK_VARIANT = "Rerank"
+
 COVERAGEBENCH = register(BenchmarkSpec(
     name="CoverageBench", folder="coveragebench", pretty_name="CoverageBench",
     subsets=(
@@ -365,6 +394,7 @@ COVERAGEBENCH = register(BenchmarkSpec(
     citation=COVERAGEBENCH_CITATION, reference=COVERAGEBENCH_REFERENCE,
     headline_measures=("alpha_ndcg_at_20", "strecall_at_20", "ndcg_at_20"),
     loading_script="complexir.loading_scripts.coveragebench", task_module="complexir.tasks.coveragebench",
+    task_variants=(RERANK_VARIANT,),
     # the collections' text stands in as small local files (relative to the demo folder)
     demo_build_args=("--docs", "cast2020=jsonl:corpus/cast2020.jsonl", "crux_duc04=jsonl:corpus/crux_duc04.jsonl",
                      "--no-progress"),

@@ -87,7 +87,22 @@ class System:
 def describe_system(model: str | None = None, *, runs: str | None = None, first_stage: str | None = None,
                     rerank_depth: int = DEFAULT_RERANK_DEPTH, trust_remote_code: bool = False,
                     prompts: dict[str, str] | None = None) -> System:
-    """The system ``--model``, ``--runs`` and ``--first-stage`` name (nothing is loaded)."""
+    """The system ``--model``, ``--runs`` and ``--first-stage`` name (nothing is loaded; a Hub model that would
+    have to be downloaded while the Hub cannot be reached is refused here, before anything else is read)."""
+    system = _decide_system(model, runs=runs, first_stage=first_stage, rerank_depth=rerank_depth,
+                            trust_remote_code=trust_remote_code, prompts=prompts)
+    for option, part in (("--model", system), ("--first-stage", system.first_stage)):
+        if part is not None and part.kind in (DENSE, CROSS_ENCODER) and part.model not in (None, "", "default") \
+                and not Path(part.model).expanduser().is_dir():
+            from complexir.systems.models import DEFAULT_MODEL, check_hub_model_reachable
+
+            if part.model != DEFAULT_MODEL:  # the packaged copy needs no Hub
+                check_hub_model_reachable(part.model, option)
+    return system
+
+
+def _decide_system(model: str | None, *, runs: str | None, first_stage: str | None, rerank_depth: int,
+                   trust_remote_code: bool, prompts: dict[str, str] | None) -> System:
     prompts = dict(prompts or {})
     unknown = sorted(set(prompts) - set(PROMPT_TYPES))
     if unknown:
@@ -134,7 +149,7 @@ def is_runs_path(path: str) -> bool:
 def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[str, str]:
     """(kind, how it was decided) of a model name or folder, from its configuration alone (nothing is loaded or run,
     so a model that ships code is classified before --trust-remote-code is asked for)."""
-    from complexir.systems.models import DEFAULT_MODEL, read_model_configs
+    from complexir.systems.models import DEFAULT_MODEL, check_hub_model_reachable, read_model_configs
     from complexir.upstream.release import local_folder
 
     if name_or_path in (None, "", "default", DEFAULT_MODEL):
@@ -147,6 +162,8 @@ def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[str, 
             return registered
     configs = read_model_configs(str(folder or name_or_path))
     if not any(configs.values()):
+        if folder is None:  # the repo may well exist: with the Hub unreachable, say so rather than blame the repo
+            check_hub_model_reachable(name_or_path, option)
         where = f"folder {folder}" if folder is not None else "Hub repo (nor in the Hugging Face cache)"
         raise SystemRefused(f"{option} {name_or_path}: no model configuration found in that {where} "
                             "(config.json, modules.json, config_sentence_transformers.json)")

@@ -27,14 +27,13 @@ from mteb.models.model_meta import ModelMeta
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
 
+from complexir.systems.backends import BACKENDS, backend_advice
+from complexir.upstream.hub_access import HubUnreachable, hub_unreachable
 from complexir.upstream.release import local_folder
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-#: sentence-transformers' inference backends; "torch" is the model as published, the others are exports of it
-BACKENDS = ("torch", "onnx", "openvino")
-_BACKEND_EXTRAS = {"onnx": "sentence-transformers[onnx]", "openvino": "sentence-transformers[openvino]"}
 
 
 class BackendUnavailable(ValueError):
@@ -68,13 +67,40 @@ def read_model_configs(name_or_path: str) -> dict[str, Any]:
 
 
 def _hub_file(repo_id: str, filename: str) -> Path | None:
-    """A file of a Hub model repo (the cache first; the Hub when online), None when it has none or is unreachable."""
+    """A file of a Hub model repo (the cache first; the Hub when it can be reached), None when it has none. An
+    unreachable Hub is asked nothing (``hub_unreachable``): huggingface_hub would retry each file for half a minute."""
     from huggingface_hub import hf_hub_download
 
     try:
-        return Path(hf_hub_download(repo_id, filename))
-    except Exception:  # noqa: BLE001 -- absent, unreachable or not a repo id: the file is simply not known
+        return Path(hf_hub_download(repo_id, filename, local_files_only=hub_unreachable() is not None))
+    except Exception:  # noqa: BLE001 -- absent, not cached or not a repo id: the file is simply not known
         return None
+
+
+#: how to run without the Hub, for the error that says it cannot be reached
+OFFLINE_ADVICE = ("to work offline, pass a local model folder (--model path/to/folder), leave --model out for the "
+                  "packaged all-MiniLM-L6-v2, or download the model once with the Hub reachable (it is then read "
+                  "from the Hugging Face cache)")
+
+
+def check_hub_model_reachable(name: str, option: str = "--model") -> None:
+    """Refuse at once a Hub model that would have to be downloaded while the Hub cannot be reached: huggingface_hub
+    would retry every file for half a minute and the error would then blame the repo. A model with a configuration
+    file in the Hugging Face cache passes, and so does a model of mteb's registry that is not loaded from the Hub
+    by sentence-transformers (a searcher such as BM25, an API model)."""
+    offline = hub_unreachable()
+    if offline is None:
+        return
+    meta = mteb.get_model_meta(name) if in_mteb_registry(name) else None
+    if meta is not None and "Sentence Transformers" not in (meta.framework or []):
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    for revision in {None, meta.revision if meta is not None else None}:
+        if any(isinstance(try_to_load_from_cache(name, f, revision=revision), str) for f in CONFIG_FILES):
+            return
+    raise HubUnreachable(f"{option} {name}: not a local folder, not in the Hugging Face cache, and {offline}, so "
+                         f"the model cannot be downloaded; {OFFLINE_ADVICE}")
 
 
 def ships_code(configs: dict[str, Any]) -> str | None:
@@ -206,7 +232,8 @@ def _backend_errors(backend: str) -> Iterator[None]:
 
         why = (f"installed, but it does not load with transformers {transformers.__version__} ({type(error).__name__}: "
                f"{text.splitlines()[0] if text else ''})" if isinstance(error, ImportError) else "not installed")
-        raise BackendUnavailable(f"--backend {backend} needs {_BACKEND_EXTRAS[backend]} (optimum): {why}") from error
+        raise BackendUnavailable(f"--backend {backend} needs optimum, which is {why}: {backend_advice(backend)}") \
+            from error
 
 
 def _renamed(model: Any, model_name: str | None, max_seq_length: int | None) -> Any:
