@@ -22,6 +22,7 @@ from complexir.cli.argument_types import positive_int
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.hub.data_source import DataSource, choose_source
+from complexir.layout.atomic import write_file
 from complexir.metrics import parse_measure
 
 logger = logging.getLogger(__name__)
@@ -190,8 +191,7 @@ def write_unrounded_result(output: Path, meta: Any, task_result: Any) -> Path:
     path = mteb.ResultCache(output).get_task_result_path(task_result.task_name, meta)
     payload = task_result.model_dump()
     payload["date"] = task_result.date.timestamp() if task_result.date else None
-    path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    return path
+    return write_file(path, json.dumps(payload, indent=2))  # atomic: a full disk leaves mteb's file as it was
 
 
 def one_line_reason(error: BaseException) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote, unquote
 
-from complexir.layout.atomic import sibling
+from complexir.layout.atomic import write_file
 from complexir.runs.trec_io import TrecFormatError, read_run_columns
 
 logger = logging.getLogger(__name__)
@@ -120,18 +120,8 @@ def write_run_file(path: str | os.PathLike[str], results: Mapping[str, Mapping[s
             if not qid or not doc:
                 raise RunsError(f"{path}: query {qid!r}, document {doc!r}: a TREC run cannot hold an empty id")
             lines.append(f"{encode_id(qid)} Q0 {encode_id(doc)} {rank} {float(score)!r} {tag}\n")
-    _write_atomic(path, "".join(lines))
+    write_file(path, "".join(lines))
     return path
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = sibling(path, "tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
@@ -300,7 +290,7 @@ class RunsFolderWriter:
         manifest = {"format": FORMAT, "system": self.system, "revision": self.revision, "depth": self.depth,
                     "tasks": dict(sorted(self.tasks.items()))}
         path = self.path / MANIFEST
-        _write_atomic(path, json.dumps(manifest, indent=1) + "\n")
+        write_file(path, json.dumps(manifest, indent=1) + "\n")
         return path
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from complexir.layout.atomic import write_file
+
 logger = logging.getLogger(__name__)
 
 #: mteb files a model's experiments (``ModelMeta.experiment_kwargs``) in ``<model>/<revision>/experiments/<name>/``
@@ -39,6 +41,9 @@ class ModelRun:
     label: str = ""  # the model as tables name it: mteb's ``model_name_with_experiment``
     #: task → the data its per-query file says it scored (``DataProvenance.as_dict()``), where the file names it
     per_query_data: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: task → the file its result was read from, and the file its per-query scores were read from
+    result_files: dict[str, Path] = field(default_factory=dict)
+    per_query_files: dict[str, Path] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.model
@@ -67,15 +72,13 @@ def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any
     --baseline`` tests significance on. The task writes them at the end of its evaluation, to the path
     ``complexir run`` gives it (:func:`per_query_path`); ``meta`` is the evaluated model's (the outermost wrapper),
     so the file sits beside the result JSON mteb writes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"task": task_name, "model": meta.name, "revision": meta.revision,
                "experiment": meta.experiment_name, "scores": scores}
     if meta.experiment_kwargs:  # what the experiment is, in full (its name may be a hash): a two-stage system's
         payload["experiment_kwargs"] = meta.experiment_kwargs  # first stage and depth, --trust-remote-code, prompts
     if data is not None:  # the data scored (complexir.hub.provenance)
         payload["data"] = data
-    path.write_text(json.dumps(payload, indent=1, sort_keys=True))
+    write_file(path, json.dumps(payload, indent=1, sort_keys=True))  # atomic: never a half-written file
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -208,6 +211,7 @@ def _load(found: _ResultFolder) -> ModelRun:
             message = " ".join(str(error).split())[:300]
             raise ValueError(f"{file}: not an MTEB result file ({type(error).__name__}: {message})") from None
         run.task_results[result.task_name] = result
+        run.result_files[result.task_name] = file
     # complexir run's per_query/ mirrors results/ (experiments included); a folder may also hold its own.
     candidates = []
     if len(folder.parents) > (3 if found.experiment else 1) + 1:
@@ -219,6 +223,7 @@ def _load(found: _ResultFolder) -> ModelRun:
             payload = _read_json(file)
             try:
                 run.per_query[payload["task"]] = payload["scores"]
+                run.per_query_files[payload["task"]] = file
                 if payload.get("data") is not None:
                     run.per_query_data[payload["task"]] = payload["data"]
             except (KeyError, TypeError) as error:
