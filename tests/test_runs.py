@@ -217,6 +217,10 @@ def _run_one(tmp_path: Path, text: str, capsys, caplog, task: str = "CRUMBClinic
     ("trec-20211 Q0 NCT00002569 1 nan x", "bad.trec:2: score 'nan' is not finite"),
     ("trec-20212 Q0 NCT00003466 1 1.0", "bad.trec:2: expected 6 whitespace-separated fields"),
     ("trec-20212 Q0 NCT02423343 1 1.0 x", "bad.trec:2: query 'trec-20212', document 'NCT02423343' is listed twice"),
+    # two spellings of one id (percent-encoding): the same document twice, not the later line kept
+    ("trec-20212 Q0 NCT%302423343 1 1.0 x", "bad.trec:2: query 'trec-20212', document 'NCT%302423343' is listed "
+                                           "twice: it names 'NCT02423343', as 'NCT02423343' (query 'trec-20212', "
+                                           "line 1) does"),
 ])
 def test_bad_run_is_refused_naming_file_and_line(tmp_path, capsys, caplog, line, message):
     first = "trec-20212 Q0 NCT02423343 1 2.0 x\n"
@@ -345,3 +349,92 @@ def test_maxp_searched_deeper_round_trips(tmp_path):
         assert numeric - set(scores[1][split]) == set()
         assert {k: scores[1][split][k] for k in numeric} == pytest.approx({k: scores[0][split][k] for k in numeric},
                                                                           abs=1e-12, nan_ok=True)
+
+
+# -- nothing lost, nothing silent (issue 32) ------------------------------------------------------------------------
+def _one_run_folder(folder: Path, data: dict | None = None) -> Path:
+    writer = RunsFolderWriter(folder, "org/sys", "1", None)
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}}, data=data)
+    writer.close()
+    return folder
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    ('{"format": "complexir-runs/1", "revision": 5, "tasks": {}}', '"revision" must be a string, got int 5'),
+    ('{"format": "complexir-runs/1", "system": ["a"], "tasks": {}}', '"system" must be a string, got list'),
+    ('{"format": "complexir-runs/1", "tasks": {"CRUMBClinicalTrial": []}}', "task 'CRUMBClinicalTrial': expected"),
+    ('{"format": "complexir-runs/1", "tasks": {"CRUMBClinicalTrial": {"data": {"revision": 3}}}}', "expected"),
+    ('{"format": "complexir-runs/1", "depth": "deep", "tasks": {}}', '"depth" must be a whole number'),
+    ('[1, 2]', "not a runs manifest"),
+    ('{"format": "complexir-runs/1", "tasks"', "runs.json:1: not valid JSON"),
+])
+def test_a_broken_runs_json_is_named(tmp_path, capsys, manifest, message):
+    folder = _one_run_folder(tmp_path / "runs")
+    (folder / "runs.json").write_text(manifest)
+    for args in (["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(tmp_path / "out")],
+                 ["fuse", str(folder), str(folder), "--method", "rrf", "--out", str(tmp_path / "f")]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(folder / "runs.json") in err and message in err, err
+        assert "unexpected error" not in err
+    with pytest.raises(RunsError, match="runs.json"):  # and writing into it
+        RunsFolderWriter(folder, "org/sys", "1", None)
+
+
+def test_an_unfinished_runs_folder_never_reads_as_complete(tmp_path, capsys):
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}})
+    # stopped here (Ctrl-C, a full disk): no close()
+    with pytest.raises(RunsError, match="did not finish"):
+        RunsFolder(tmp_path / "runs")
+    assert main(["run", "--runs", str(tmp_path / "runs"), "--model-name", "tests/x", "--output",
+                 str(tmp_path / "out")]) == 2
+    assert "runs.json: the command writing this runs folder did not finish" in capsys.readouterr().err
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)  # written again, it is complete
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}})
+    writer.close()
+    assert RunsFolder(tmp_path / "runs").system == "org/sys"
+
+
+def test_runs_are_never_written_over_files_complexir_did_not_write(tmp_path, capsys):
+    hand = tmp_path / "hand"
+    write_run_file(hand / "CRUMBClinicalTrial" / "default" / "test.trec", {"trec-20211": {"NCT00002569": 1.0}}, "x")
+    before = (hand / "CRUMBClinicalTrial" / "default" / "test.trec").read_bytes()
+    with pytest.raises(RunsError, match="holds files complexir did not write"):
+        RunsFolderWriter(hand, "org/sys", "1", None)
+    # --save-runs into the folder --runs reads: it would rewrite its input
+    assert main(["run", "--runs", str(hand), "--save-runs", str(hand), "--model-name", "tests/x", "--output",
+                 str(tmp_path / "out")]) == 2
+    assert f"--save-runs {hand} would write into the runs --runs {hand} reads" in capsys.readouterr().err
+    assert (hand / "CRUMBClinicalTrial" / "default" / "test.trec").read_bytes() == before
+    assert sorted(p.name for p in hand.rglob("*")) == ["CRUMBClinicalTrial", "default", "test.trec"]
+
+
+def test_runs_of_other_data_are_refused_unless_allowed(tmp_path, capsys):
+    folder = _one_run_folder(tmp_path / "runs", data={"revision": "local-crumb-0123456789abcdef"})
+    args = ["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'runs.json'}: the runs of CRUMBClinicalTrial were made on data 'local-crumb-0123456789abcdef'" \
+        in err and "--allow-other-data" in err
+    assert not (tmp_path / "out").exists()
+    assert main([*args, "--allow-other-data"]) == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--runs", "R", "--model-name", "x", "--prompt", "query=q: "], "--runs scores fixed rankings, with no model to "
+                                                                     "prompt: --prompt cannot apply"),
+    (["--release-runs", "--prompt", "query=q: "], "--release-runs scores the rankings the release ships, each as its "
+                                                  "own system: --prompt cannot apply"),
+    (["--prompt", "query=a: ", "--prompt", "query=b: "], "--prompt query= is given twice ('a: ' and 'b: ')"),
+    (["--rerank-depth", "20"], "--rerank-depth sets how deep a cross-encoder reranks its --first-stage"),
+    (["--release-runs", "--model", "m"], "--model cannot apply"),
+    (["--release-runs", "--save-runs"], "--save-runs cannot apply"),
+    (["--release-runs", "--runs", "R"], "--runs cannot apply"),
+    (["--allow-other-data"], "--allow-other-data applies to --runs"),
+])
+def test_options_that_would_do_nothing_are_refused(tmp_path, capsys, args, message):
+    assert main(["run", *args, "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()

@@ -20,6 +20,7 @@ from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judge
 from complexir.cli import runs_options
 from complexir.cli.argument_types import positive_int
 from complexir.cli.engine_options import add_engine_arguments
+from complexir.cli.option_checks import refuse_inert_options
 from complexir.cli.text_table import text_table
 from complexir.hub.data_source import DataSource, choose_source
 from complexir.layout.atomic import write_file
@@ -82,7 +83,7 @@ def add_system_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-stage", default=None, metavar="MODEL_OR_RUNS",
                         help="with a cross-encoder --model: what it reranks on retrieval tasks, a dense model, a "
                              "searcher (e.g. mteb/baseline-bm25s) or a runs folder")
-    parser.add_argument("--rerank-depth", type=positive_int, default=100, metavar="K",
+    parser.add_argument("--rerank-depth", type=positive_int, default=None, metavar="K",
                         help="with --first-stage: the cross-encoder reranks each query's top K (default: 100)")
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="let a model that ships its own Python code run it (an explicit opt-in, never the "
@@ -101,10 +102,11 @@ def prompt_arg(text: str) -> tuple[str, str]:
 
 def describe_run_system(args: argparse.Namespace) -> Any:
     """The system ``complexir run`` was asked for (``complexir.systems.kinds.describe_system``)."""
-    from complexir.systems.kinds import describe_system
+    from complexir.systems.kinds import DEFAULT_RERANK_DEPTH, describe_system
 
+    depth = DEFAULT_RERANK_DEPTH if args.rerank_depth is None else args.rerank_depth
     return describe_system(args.model, runs=getattr(args, "runs", None), first_stage=args.first_stage,
-                           rerank_depth=args.rerank_depth, trust_remote_code=args.trust_remote_code,
+                           rerank_depth=depth, trust_remote_code=args.trust_remote_code,
                            prompts=dict(args.prompt or []))
 
 
@@ -244,6 +246,7 @@ def _check_folder_option(option: str, value: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_inert_options(args)  # options this mode would ignore, before anything is read
     for option, value in (("--cache", args.cache), ("--output", args.output)):
         _check_folder_option(option, value)
     import mteb
@@ -302,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
-        runs_options.close_save_runs(saved_runs)
+    runs_options.close_save_runs(saved_runs)  # only after every task ran: an interrupted run stays marked unfinished
     # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
     encodes = getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None
     for task, task_result in results:

@@ -134,6 +134,46 @@ def file_digest(path: str | os.PathLike[str]) -> str:
 
 # ------------------------------------------------------------------------------------------------ a runs folder
 Entry = tuple[str, str, str]  # (task, hf_subset, split)
+#: ``runs.json`` holds ``"complete": false`` while a command is writing the folder: one that stopped half-way
+#: (Ctrl-C, a full disk, a crash) never looks like a finished runs folder, with its manifest or as a hand-made one
+COMPLETE = "complete"
+
+
+def read_manifest(file: Path, *, unfinished_ok: bool = False) -> dict[str, Any]:
+    """``runs.json``, its fields checked: RunsError naming the file for anything but the format of the module
+    docstring, and (unless ``unfinished_ok``) for the manifest of a folder whose writing did not finish."""
+    def refuse(problem: str) -> RunsError:
+        return RunsError(f"{file}: {problem}; runs.json is written by complexir run --save-runs and complexir fuse: "
+                         "write the folder again, or delete runs.json to read its TREC files as a hand-made folder")
+
+    try:
+        manifest = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RunsError(f"{file}:{error.lineno}: not valid JSON ({error.msg}); write the folder again, or delete "
+                        "runs.json to read its TREC files as a hand-made folder") from None
+    except UnicodeDecodeError:
+        raise refuse("not UTF-8 text") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise refuse(f"not a runs manifest (expected \"format\": \"{FORMAT}\")")
+    for key in ("system", "revision"):
+        if not isinstance(manifest.get(key), (str, type(None))):
+            raise refuse(f'"{key}" must be a string, got {type(manifest[key]).__name__} {manifest[key]!r:.60}')
+    depth = manifest.get("depth")
+    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
+        raise refuse(f'"depth" must be a whole number >= 1 or null, got {depth!r:.60}')
+    tasks = manifest.get("tasks", {})
+    if not isinstance(tasks, dict):
+        raise refuse('"tasks" must be an object (task name -> {"data": ...})')
+    for task, entry in tasks.items():
+        data = entry.get("data") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(data, (dict, type(None))) or (
+                data is not None and not isinstance(data.get("revision"), (str, type(None)))):
+            raise refuse(f'task {task!r:.60}: expected {{"data": {{"revision": "...", ...}} or null}}')
+    if manifest.get(COMPLETE, True) is not True and not unfinished_ok:
+        raise RunsError(f"{file}: the command writing this runs folder did not finish (interrupted, or it failed), so "
+                        "its run files may be partial; write it again")
+    return manifest
+
 
 
 class RunsFolder:
@@ -175,17 +215,7 @@ class RunsFolder:
 
     def _read_manifest(self) -> dict[str, Any]:
         file = self.path / MANIFEST
-        if not file.is_file():
-            return {}
-        try:
-            manifest = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise RunsError(f"{file}:{error.lineno}: not valid JSON ({error.msg})") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise RunsError(f"{file}: not a runs manifest (expected \"format\": \"{FORMAT}\")")
-        if not isinstance(manifest.get("tasks", {}), dict):
-            raise RunsError(f"{file}: \"tasks\" must be an object (task name -> {{\"data\": ...}})")
-        return manifest
+        return read_manifest(file) if file.is_file() else {}
 
     # -- what it holds ------------------------------------------------------------------------------------------
     @property
@@ -259,16 +289,20 @@ class RunsFolderWriter:
         self.path = Path(path).expanduser()
         self.system, self.revision, self.depth = system, revision, depth
         self.tasks: dict[str, dict[str, Any]] = {}
+        self._started = False
         manifest = self.path / MANIFEST
         if self.path.exists() and not self.path.is_dir():
             raise RunsError(f"{self.path}: not a folder")
         if manifest.is_file():
-            old = json.loads(manifest.read_text(encoding="utf-8"))
+            old = read_manifest(manifest, unfinished_ok=True)  # one being rewritten
             if (old.get("system"), old.get("revision")) != (system, revision):
                 raise RunsError(f"{self.path} holds runs of {old.get('system')} (revision {old.get('revision')}), "
                                 f"not {system} (revision {revision}); choose another folder")
             self.tasks = dict(old.get("tasks", {}))
             self.depth = max((d for d in (depth, old.get("depth")) if d is not None), default=None)
+        elif self.path.is_dir() and any(self.path.iterdir()):
+            raise RunsError(f"{self.path} holds files complexir did not write (it has no {MANIFEST}): choose another "
+                            "folder (an empty or new one)")
 
     def path_of(self, task: str, hf_subset: str, split: str) -> Path:
         return self.path / task / hf_subset / f"{split}{SUFFIX}"
@@ -278,6 +312,9 @@ class RunsFolderWriter:
         for part in (task, hf_subset, split):
             if not part or "/" in part or part in (".", ".."):
                 raise RunsError(f"{self.path}: {part!r} cannot name a folder of a runs folder")
+        if not self._started:  # marked unfinished before the first run file changes, until close()
+            self._write_manifest(complete=False)
+            self._started = True
         path = write_run_file(self.path_of(task, hf_subset, split), results, self.system, depth)
         entry = self.tasks.setdefault(task, {})
         if data is not None or "data" not in entry:
@@ -287,11 +324,13 @@ class RunsFolderWriter:
         return path
 
     def close(self) -> Path:
+        """``runs.json``, marking the folder complete: call it only when every run was written."""
+        return self._write_manifest(complete=True)
+
+    def _write_manifest(self, complete: bool) -> Path:
         manifest = {"format": FORMAT, "system": self.system, "revision": self.revision, "depth": self.depth,
-                    "tasks": dict(sorted(self.tasks.items()))}
-        path = self.path / MANIFEST
-        write_file(path, json.dumps(manifest, indent=1) + "\n")
-        return path
+                    "tasks": dict(sorted(self.tasks.items())), **({} if complete else {COMPLETE: False})}
+        return write_file(self.path / MANIFEST, json.dumps(manifest, indent=1) + "\n")
 
 
 # ------------------------------------------------------------------------------------------------ search models
@@ -376,6 +415,7 @@ class FixedRunsSearch:
         queries = queries | set(searched)
         known_docs = self._corpus | documents
         checked: Results = {}
+        spelled: dict[tuple[str, str], tuple[str, str]] = {}  # (query, document) -> the (qid, doc) that named it
         for qid, docs in run.items():
             query = decode_id(qid, queries)
             if query is None:
@@ -387,7 +427,13 @@ class FixedRunsSearch:
                 if document is None:
                     raise RunsError(f"{path}:{line_of(path, qid, doc)}: document {doc!r} (query {qid!r}) is not in "
                                     f"the corpus of {task} ({hf_subset}, {split})")
+                if document in ranking:  # two spellings of one id (percent-encoded and not): a ranking holds it once
+                    first = spelled[(query, document)]
+                    raise RunsError(f"{path}:{line_of(path, qid, doc)}: query {qid!r}, document {doc!r} is listed "
+                                    f"twice: it names {document!r}, as {first[1]!r} (query {first[0]!r}, line "
+                                    f"{line_of(path, *first)}) does")
                 ranking[document] = score
+                spelled[(query, document)] = (qid, doc)
         self._checked[key] = checked
         return checked
 
