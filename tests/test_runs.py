@@ -438,3 +438,48 @@ def test_options_that_would_do_nothing_are_refused(tmp_path, capsys, args, messa
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def _fixed_run(tmp_path: Path, output: Path) -> list[str]:
+    folder = tmp_path / "fixed"
+    if not folder.exists():
+        _one_run_folder(folder)
+    return ["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(output)]
+
+
+def test_a_truncated_previous_result_is_named_not_called_other_data(tmp_path, capsys, caplog):
+    output = tmp_path / "out"
+    assert main(_fixed_run(tmp_path, output)) == 0
+    (result,) = [p for p in (output / "results").rglob("CRUMBClinicalTrial.json")]
+    result.write_text(result.read_text()[:50])
+    capsys.readouterr()
+    assert main(_fixed_run(tmp_path, output)) == 1
+    captured = capsys.readouterr()
+    text = captured.out + captured.err + caplog.text
+    assert f"{result}:2: not valid JSON (truncated?)" in text and "remove it, or choose another --output" in text
+    assert "other data" not in text
+
+
+def test_a_full_disk_leaves_every_per_query_file_whole(tmp_path, capsys, caplog, monkeypatch):
+    import errno
+    import os
+
+    output = tmp_path / "out"
+    assert main(_fixed_run(tmp_path, output)) == 0
+    (per_query,) = list((output / "per_query").rglob("*.json"))
+    before = per_query.read_bytes()
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if "per_query" in str(self):  # the file is opened (emptied), then the disk is full
+            self.open("w").close()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    capsys.readouterr()
+    assert main(_fixed_run(tmp_path, output)) == 1
+    captured = capsys.readouterr()
+    assert f"No space left on device: '{per_query}'" in captured.out + captured.err + caplog.text
+    assert per_query.read_bytes() == before
+    assert [p.name for p in per_query.parent.iterdir()] == [per_query.name]  # no temporary left behind

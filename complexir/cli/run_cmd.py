@@ -20,6 +20,7 @@ from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judge
 from complexir.cli import runs_options
 from complexir.cli.argument_types import positive_int
 from complexir.cli.engine_options import add_engine_arguments
+from complexir.cli.failures import shorten
 from complexir.cli.option_checks import refuse_inert_options
 from complexir.cli.text_table import text_table
 from complexir.hub.data_source import DataSource, choose_source
@@ -174,9 +175,11 @@ def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
     if not path.is_file():
         return
     try:
-        existing = json.loads(path.read_text()).get("dataset_revision")
-    except (OSError, ValueError):
-        existing = None
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:  # not "other data": a file cut short (a full disk, a kill) or broken
+        raise ValueError(f"{path}:{error.lineno}: not valid JSON (truncated?): the result of this model and task "
+                         "that this run would replace cannot be read; remove it, or choose another --output") from None
+    existing = payload.get("dataset_revision") if isinstance(payload, dict) else None
     ours = task.data_provenance()
     if existing == ours.revision or (ours.is_demo and provenance.kind_of_revision(existing) == provenance.DEMO):
         return
@@ -296,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
             except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
                 raise
             except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
-                logger.error("%s failed: %s", name, one_line_reason(error))
+                logger.error("%s failed: %s: %s", name, type(error).__name__, shorten(" ".join(str(error).split())))
                 logger.debug("%s: traceback", name, exc_info=True)
                 rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
                 continue
