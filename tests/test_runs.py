@@ -287,6 +287,9 @@ def test_hand_made_folder_is_named_by_its_digest(tmp_path):
     assert runs.run("T", "default", "validation") is None
     write_run_file(folder / "T" / "default" / "test.trec", {"q": {"d": 2.0}}, "x")
     assert RunsFolder(folder).revision != runs.revision  # other rankings, another revision
+    with pytest.raises(RunsError, match="holds files complexir did not write"):  # a hand-made folder is not replaced
+        RunsFolderWriter(folder, "org/a", "1", 10)
+    folder = tmp_path / "made"
     writer = RunsFolderWriter(folder, "org/a", "1", 10)
     writer.write("T", "default", "test", {"q": {"d": 1.0}})
     writer.close()
@@ -423,7 +426,9 @@ def test_runs_of_other_data_are_refused_unless_allowed(tmp_path, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--runs", "R", "--model-name", "x", "--prompt", "query=q: "], "--runs scores fixed rankings, with no model to "
-                                                                     "prompt: --prompt cannot apply"),
+                                                                     "prompt or run: --prompt cannot apply"),
+    (["--runs", "R", "--model-name", "x", "--trust-remote-code"], "--trust-remote-code cannot apply"),
+    (["--release-runs", "--model-name", "x", "--long-docs", "chunk"], "--model-name, --long-docs cannot apply"),
     (["--release-runs", "--prompt", "query=q: "], "--release-runs scores the rankings the release ships, each as its "
                                                   "own system: --prompt cannot apply"),
     (["--prompt", "query=a: ", "--prompt", "query=b: "], "--prompt query= is given twice ('a: ' and 'b: ')"),

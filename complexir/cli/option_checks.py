@@ -23,15 +23,23 @@ def refuse_inert_options(args: argparse.Namespace) -> None:
         seen[kind] = text
     if getattr(args, "release_runs", False):
         given = [option for option, value in (
-            ("--model", args.model), ("--runs", getattr(args, "runs", None)),
-            ("--save-runs", getattr(args, "save_runs", None) is not None), ("--prompt", prompts),
-            ("--first-stage", args.first_stage), ("--rerank-depth", args.rerank_depth is not None)) if value]
+            ("--model", args.model), ("--model-name", getattr(args, "model_name", None)),
+            ("--runs", getattr(args, "runs", None)), ("--save-runs", getattr(args, "save_runs", None) is not None),
+            ("--prompt", prompts), ("--first-stage", args.first_stage),
+            ("--rerank-depth", args.rerank_depth is not None), ("--trust-remote-code", args.trust_remote_code),
+            ("--max-seq-length", getattr(args, "max_seq_length", None)),
+            ("--backend", getattr(args, "backend", "torch") != "torch"),
+            ("--long-docs", getattr(args, "long_docs", "none") != "none")) if value]
         if given:
             raise ValueError(f"--release-runs scores the rankings the release ships, each as its own system: "
                              f"{', '.join(given)} cannot apply to them; leave {'it' if len(given) == 1 else 'them'} "
                              "out")
-    if getattr(args, "runs", None) is not None and prompts:
-        raise ValueError("--runs scores fixed rankings, with no model to prompt: --prompt cannot apply; leave it out")
+    if getattr(args, "runs", None) is not None:
+        inert = [option for option, value in (("--prompt", prompts), ("--trust-remote-code", args.trust_remote_code))
+                 if value]
+        if inert:
+            raise ValueError(f"--runs scores fixed rankings, with no model to prompt or run: {', '.join(inert)} cannot "
+                             "apply; leave it out")
     if args.rerank_depth is not None and args.first_stage is None:
         raise ValueError("--rerank-depth sets how deep a cross-encoder reranks its --first-stage: without "
                          "--first-stage it cannot apply; leave it out, or give --first-stage")
