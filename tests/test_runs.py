@@ -399,6 +399,15 @@ def test_an_unfinished_runs_folder_never_reads_as_complete(tmp_path, capsys):
     assert RunsFolder(tmp_path / "runs").system == "org/sys"
 
 
+def test_a_failed_task_s_saved_runs_are_not_kept(tmp_path):
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)
+    writer.write("T1", "default", "test", {"q": {"d": 1.0}})
+    writer.write("T2", "default", "test", {"q": {"d": 1.0}})  # then T2's evaluation failed part-way
+    writer.discard("T2")
+    writer.close()
+    assert RunsFolder(tmp_path / "runs").tasks() == ["T1"] and not (tmp_path / "runs" / "T2").exists()
+
+
 def test_runs_are_never_written_over_files_complexir_did_not_write(tmp_path, capsys):
     hand = tmp_path / "hand"
     write_run_file(hand / "CRUMBClinicalTrial" / "default" / "test.trec", {"trec-20211": {"NCT00002569": 1.0}}, "x")

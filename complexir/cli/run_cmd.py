@@ -302,6 +302,7 @@ def run(args: argparse.Namespace) -> int:
                 logger.error("%s failed: %s: %s", name, type(error).__name__, shorten(" ".join(str(error).split())))
                 logger.debug("%s: traceback", name, exc_info=True)
                 rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
+                runs_options.discard_saved_runs(saved_runs, name)
                 continue
             data[BENCHMARK_OF[name]] = task.data_provenance()
             write_unrounded_result(output, meta, result.task_results[0])

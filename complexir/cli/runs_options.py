@@ -151,6 +151,12 @@ def save_runs_writer(args: argparse.Namespace, model: Any, tasks: list[Any], out
     return RecordingSearch(model, writer, data=data), writer
 
 
+def discard_saved_runs(writer: Any, task: str) -> None:
+    """A task failed part-way: its saved runs (if any) may be partial, so they are not kept."""
+    if writer is not None:
+        writer.discard(task)
+
+
 def close_save_runs(writer: Any) -> None:
     """``runs.json`` for the run files written (none written: nothing to describe)."""
     if writer is not None and writer.tasks:

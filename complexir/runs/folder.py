@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote, unquote
 
-from complexir.layout.atomic import write_file
+from complexir.layout.atomic import remove_tree, write_file
+from complexir.layout.errors import LeftoverError
 from complexir.runs.trec_io import TrecFormatError, read_run_columns
 
 logger = logging.getLogger(__name__)
@@ -322,6 +323,14 @@ class RunsFolderWriter:
         if depth is not None:
             self.depth = max(depth, self.depth or 0)
         return path
+
+    def discard(self, task: str) -> None:
+        """Drop ``task``'s runs (its evaluation failed part-way: what was written of it may be partial)."""
+        if self.tasks.pop(task, None) is not None:
+            problem = remove_tree(self.path / task)
+            if problem:
+                raise LeftoverError(self.path / task, f"{self.path / task}: a failed task's runs could not be "
+                                                      f"deleted ({problem}); delete them by hand")
 
     def close(self) -> Path:
         """``runs.json``, marking the folder complete: call it only when every run was written."""
