@@ -497,3 +497,15 @@ def test_a_full_disk_leaves_every_per_query_file_whole(tmp_path, capsys, caplog,
     assert f"No space left on device: '{per_query}'" in captured.out + captured.err + caplog.text
     assert per_query.read_bytes() == before
     assert [p.name for p in per_query.parent.iterdir()] == [per_query.name]  # no temporary left behind
+
+
+def test_save_runs_beside_a_run_file_is_fine_into_its_folder_is_not(tmp_path):
+    from complexir.cli.option_checks import refuse_saving_into
+
+    run_file = tmp_path / "one.trec"
+    run_file.write_text("q Q0 d 1 1.0 x\n")
+    refuse_saving_into(tmp_path / "saved", run_file)  # a sibling folder: the input is untouched
+    for folder in (tmp_path, tmp_path / "runs" / "inner"):
+        (tmp_path / "runs").mkdir(exist_ok=True)
+        with pytest.raises(ValueError, match="would write into the runs"):
+            refuse_saving_into(folder, run_file if folder == tmp_path else tmp_path / "runs")

@@ -54,6 +54,6 @@ def refuse_inert_options(args: argparse.Namespace) -> None:
 def refuse_saving_into(save_folder: Path, runs: Path) -> None:
     """``--save-runs`` may not write into (or around) the runs ``--runs`` reads: it would rewrite its own input."""
     save, read = save_folder.expanduser().resolve(), runs.expanduser().resolve()
-    if save == read or read.is_relative_to(save) or save.is_relative_to(read if read.is_dir() else read.parent):
+    if read.is_relative_to(save) or (read.is_dir() and save.is_relative_to(read)):
         raise ValueError(f"--save-runs {save_folder} would write into the runs --runs {runs} reads; save them "
                          "to another folder")
