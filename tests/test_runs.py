@@ -509,3 +509,27 @@ def test_save_runs_beside_a_run_file_is_fine_into_its_folder_is_not(tmp_path):
         (tmp_path / "runs").mkdir(exist_ok=True)
         with pytest.raises(ValueError, match="would write into the runs"):
             refuse_saving_into(folder, run_file if folder == tmp_path else tmp_path / "runs")
+
+
+def test_a_full_disk_while_mteb_saves_a_result_leaves_the_previous_one_whole(tmp_path, capsys, caplog, monkeypatch):
+    import errno
+    import os
+
+    from mteb.results import TaskResult
+
+    output = tmp_path / "out"
+    assert main(_fixed_run(tmp_path, output)) == 0
+    (result,) = list((output / "results").rglob("CRUMBClinicalTrial.json"))
+    before = result.read_bytes()
+
+    def full(self, path):  # mteb opens the file, writes part of it, and the disk is full
+        Path(path).write_text('{"dataset_revision": ')
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(TaskResult, "to_disk", full)
+    capsys.readouterr()
+    assert main(_fixed_run(tmp_path, output)) == 1
+    captured = capsys.readouterr()
+    assert f"No space left on device: '{result}'" in captured.out + captured.err + caplog.text
+    assert result.read_bytes() == before
+    assert sorted(p.name for p in result.parent.iterdir() if p.name.startswith(".")) == []

@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
         _check_folder_option(option, value)
     import mteb
 
-    from complexir.runs.results import per_query_path
+    from complexir.runs.results import per_query_path, result_cache
     from complexir.systems.kinds import build_search_model, check_tasks
 
     system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
@@ -294,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
                 if task.data_dir is not None:  # a Hub repo is named by its commit once the task has resolved it
                     data[BENCHMARK_OF[name]] = task.data_provenance()
                     check_no_other_data(output, meta, task)
-                result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
+                result = mteb.evaluate(model, [task], cache=result_cache(output), overwrite_strategy="always",
                                        encode_kwargs={"batch_size": args.batch_size})
             except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
                 raise

@@ -81,6 +81,32 @@ def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any
     write_file(path, json.dumps(payload, indent=1, sort_keys=True))  # atomic: never a half-written file
 
 
+class _WrittenAtomically:
+    """A ``TaskResult`` whose ``to_disk`` writes a temporary sibling and renames it into place (mteb's own writes
+    the file in place: a full disk or a kill leaves it cut short, the previous result lost)."""
+
+    def __init__(self, result: Any):
+        self._result = result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._result, name)
+
+    def to_disk(self, path: Path) -> None:
+        write_file(path, self._result.to_disk)
+
+
+def result_cache(output: Path) -> Any:
+    """``mteb.ResultCache(output)`` that saves each result JSON atomically (:class:`_WrittenAtomically`): what
+    ``complexir run`` hands ``mteb.evaluate``."""
+    import mteb
+
+    class AtomicResultCache(mteb.ResultCache):
+        def save_to_cache(self, task_result: Any, *args: Any, **kwargs: Any) -> None:
+            super().save_to_cache(_WrittenAtomically(task_result), *args, **kwargs)
+
+    return AtomicResultCache(output)
+
+
 # ------------------------------------------------------------------------------------------- reading
 
 
