@@ -445,7 +445,7 @@ def test_runs_of_other_data_are_refused_unless_allowed(tmp_path, capsys):
     (["--release-runs", "--model", "m"], "--model cannot apply"),
     (["--release-runs", "--save-runs"], "--save-runs cannot apply"),
     (["--release-runs", "--runs", "R"], "--runs cannot apply"),
-    (["--allow-other-data"], "--allow-other-data applies to --runs"),
+    (["--allow-other-data"], "--allow-other-data applies to --runs or a --first-stage of runs"),
 ])
 def test_options_that_would_do_nothing_are_refused(tmp_path, capsys, args, message):
     assert main(["run", *args, "--output", str(tmp_path / "out")]) == 2

@@ -43,9 +43,9 @@ def refuse_inert_options(args: argparse.Namespace) -> None:
     if args.rerank_depth is not None and args.first_stage is None:
         raise ValueError("--rerank-depth sets how deep a cross-encoder reranks its --first-stage: without "
                          "--first-stage it cannot apply; leave it out, or give --first-stage")
-    if getattr(args, "allow_other_data", False) and getattr(args, "runs", None) is None:
-        raise ValueError("--allow-other-data applies to --runs (rankings made on other data); without --runs it "
-                         "cannot apply; leave it out")
+    if getattr(args, "allow_other_data", False) and getattr(args, "runs", None) is None and args.first_stage is None:
+        raise ValueError("--allow-other-data applies to --runs or a --first-stage of runs (rankings made on other "
+                         "data); without them it cannot apply; leave it out")
     runs, save_runs = getattr(args, "runs", None), getattr(args, "save_runs", None)
     if runs and save_runs:
         refuse_saving_into(Path(save_runs), Path(runs))

@@ -267,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
         return run_release_runs(args, tasks, check_no_other_data=check_no_other_data,
                                 write_result=write_unrounded_result)
     check_tasks(system, tasks)
+    runs_options.check_first_stage_data(args, system, tasks)  # runs made on other data, before a model is loaded
     logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
 
     setup = runs_options.fixed_runs_setup(args, tasks) if system.kind == "runs" else build_search_model(system, args)

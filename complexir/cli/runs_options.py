@@ -26,8 +26,9 @@ def add_runs_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write every task's ranking (each subset and split, at the search depth) as TREC run "
                              "files in a runs folder (default: <output>/runs/<model>/<revision>/)")
     parser.add_argument("--allow-other-data", action="store_true",
-                        help="with --runs: score a runs folder whose runs.json says its rankings were made on other "
-                             "data (another build or revision) than the data scored; refused without it")
+                        help="with --runs or a --first-stage of runs: use a runs folder whose runs.json says its "
+                             "rankings were made on other data (another build or revision) than the data scored; "
+                             "refused without it")
 
 
 def runs_task_names(args: argparse.Namespace) -> list[str] | None:
@@ -97,6 +98,21 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
             refuse_other_data(folder, task)
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
+
+
+def check_first_stage_data(args: argparse.Namespace, system: Any, tasks: list[Any]) -> None:
+    """A first stage of fixed runs (``--first-stage RUNS``) made on other data than the data scored is refused as
+    ``--runs`` is (:func:`refuse_other_data`), unless ``--allow-other-data``."""
+    first = getattr(system, "first_stage", None)
+    if first is None or first.runs is None or getattr(args, "allow_other_data", False):
+        return
+    if not Path(first.runs).expanduser().is_dir():
+        return  # refused as a first stage when the search is built (a runs folder, not one file)
+    from complexir.runs.folder import RunsFolder
+
+    folder = RunsFolder(first.runs)
+    for task in tasks:
+        refuse_other_data(folder, task)
 
 
 def refuse_other_data(folder: Any, task: Any) -> None:
