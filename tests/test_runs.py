@@ -406,6 +406,10 @@ def test_a_failed_task_s_saved_runs_are_not_kept(tmp_path):
     writer.discard("T2")
     writer.close()
     assert RunsFolder(tmp_path / "runs").tasks() == ["T1"] and not (tmp_path / "runs" / "T2").exists()
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)  # T1 failed again before writing anything
+    writer.discard("T1")
+    writer.close()
+    assert RunsFolder(tmp_path / "runs").tasks() == ["T1"]  # the runs of the earlier, finished run are kept
 
 
 def test_runs_are_never_written_over_files_complexir_did_not_write(tmp_path, capsys):

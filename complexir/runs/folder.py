@@ -176,7 +176,6 @@ def read_manifest(file: Path, *, unfinished_ok: bool = False) -> dict[str, Any]:
     return manifest
 
 
-
 class RunsFolder:
     """A runs folder (see the module docstring), or one TREC file standing for one task, subset and split
     (:meth:`of_file`). A run is read when asked for; the last one read is kept (a task may search twice), so a
@@ -291,6 +290,7 @@ class RunsFolderWriter:
         self.system, self.revision, self.depth = system, revision, depth
         self.tasks: dict[str, dict[str, Any]] = {}
         self._started = False
+        self._written: set[str] = set()  # the tasks this writer wrote run files of
         manifest = self.path / MANIFEST
         if self.path.exists() and not self.path.is_dir():
             raise RunsError(f"{self.path}: not a folder")
@@ -316,6 +316,7 @@ class RunsFolderWriter:
         if not self._started:  # marked unfinished before the first run file changes, until close()
             self._write_manifest(complete=False)
             self._started = True
+        self._written.add(task)
         path = write_run_file(self.path_of(task, hf_subset, split), results, self.system, depth)
         entry = self.tasks.setdefault(task, {})
         if data is not None or "data" not in entry:
@@ -325,8 +326,10 @@ class RunsFolderWriter:
         return path
 
     def discard(self, task: str) -> None:
-        """Drop ``task``'s runs (its evaluation failed part-way: what was written of it may be partial)."""
-        if self.tasks.pop(task, None) is not None:
+        """Drop ``task``'s runs if this writer wrote any (its evaluation failed part-way: they may be partial)."""
+        if task in self._written:
+            self._written.discard(task)
+            self.tasks.pop(task, None)
             problem = remove_tree(self.path / task)
             if problem:
                 raise LeftoverError(self.path / task, f"{self.path / task}: a failed task's runs could not be "
