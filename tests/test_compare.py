@@ -395,3 +395,15 @@ def test_a_full_disk_leaves_the_previous_comparison_whole(compared, tmp_path, mo
     err = capsys.readouterr().err
     assert f"No space left on device: {json_file}" in err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no file changed, no temporary left
+
+
+def test_a_per_query_file_of_the_wrong_shape_is_named(three_runs, tmp_path, capsys):
+    from complexir.cli.main import main
+
+    copy = tmp_path / "shape"
+    shutil.copytree(three_runs["short8"], copy)
+    per_query = _edit(copy, "per_query", lambda p: p["scores"]["default"]["test"].update(ndcg_at_10=[0.5, 0.25]))
+    assert main(["compare", str(three_runs["full"]), str(copy), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert f"{per_query}: scores/default/test/ndcg_at_10: expected query -> number" in err
+    assert "unexpected error" not in err

@@ -248,6 +248,7 @@ def _load(found: _ResultFolder) -> ModelRun:
         for file in sorted(per_query_dir.glob("*.json")) if per_query_dir.is_dir() else []:
             payload = _read_json(file)
             try:
+                _check_per_query_shape(file, payload["scores"])
                 run.per_query[payload["task"]] = payload["scores"]
                 run.per_query_files[payload["task"]] = file
                 if payload.get("data") is not None:
@@ -257,6 +258,23 @@ def _load(found: _ResultFolder) -> ModelRun:
     logger.info("%s (%s): %d task result(s), per-query scores for %d", run.label, run.revision,
                 len(run.task_results), len(run.per_query))
     return run
+
+
+def _check_per_query_shape(file: Path, scores: Any) -> None:
+    """``scores`` as :func:`write_per_query` writes them (subset -> split -> measure -> query -> number), else a
+    ValueError naming the file and where it departs."""
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if not isinstance(scores, dict):
+        raise ValueError(f"{file}: 'scores' must be an object (subset -> split -> measure -> query -> number)")
+    for subset, splits in scores.items():
+        for split, measures in (splits.items() if isinstance(splits, dict) else [(None, None)]):
+            for measure, values in (measures.items() if isinstance(measures, dict) else [(None, None)]):
+                if not isinstance(values, dict) or not all(number(v) for v in values.values()):
+                    where = "/".join(str(part) for part in (subset, split, measure) if part is not None)
+                    raise ValueError(f"{file}: scores/{where:.200}: expected query -> number (subset -> split -> "
+                                     "measure -> query -> number); not a per-query score file complexir wrote")
 
 
 def load_runs(path: str | Path) -> list[ModelRun]:
