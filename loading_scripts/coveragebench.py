@@ -100,8 +100,10 @@ def _spread(values: list[float]) -> str:
 
 
 def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, source: CorpusSource, *,
-                 corpus: str, rerank_depth: int, baseline: str | None, progress: bool) -> dict[str, Any]:
-    """Write one subset; returns the statistics the card's tables show."""
+                 corpus: str, rerank_depth: int, baseline: str | None, progress: bool,
+                 support_threshold: int | None = None, threshold_given: bool = False) -> dict[str, Any]:
+    """Write one subset (a document supports a nugget from grade ``support_threshold``, by default
+    :func:`support_threshold`'s); returns the statistics the card's tables show."""
     judged = {d for ns in release.judgments.values() for docs in ns.values() for d in docs}
     chosen = _select_baseline(release.runs, baseline)
     ranked_runs = {name: release.ranked(name) for name in release.runs}
@@ -148,11 +150,12 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
 
     counts = writer.write_split(subset, SPLIT, queries=queries, qrels=qrels, nuggets=nuggets,
                                 top_ranked=top_ranked if chosen is not None else None)
-    threshold = support_threshold(subset, release)
+    threshold = support_threshold if support_threshold is not None else default_support_threshold(subset, release)
     if threshold > 1:
         writer.set_support_threshold(subset, threshold)
+        why = "--support-threshold" if threshold_given else "CRUX's answerability threshold"
         writer.note(subset, "nugget support", f"graded labels (0-{max_grade(release)}): a document supports a "
-                                              f"nugget at grade >= {threshold} (CRUX's answerability threshold)")
+                                              f"nugget at grade >= {threshold} ({why})")
     if release.runs:  # every released baseline, as released: scored as systems by `complexir run --release-runs`
         n_rows = writer.write_runs(subset, SPLIT, (
             {"run": name, "query-id": tid, "corpus-id": d, "rank": rank, "score": release.runs[name][tid][d]}
@@ -188,12 +191,30 @@ def max_grade(release: SubsetRelease) -> int:
     return max((g for ns in release.judgments.values() for docs in ns.values() for g in docs.values()), default=0)
 
 
-def support_threshold(subset: str, release: SubsetRelease) -> int:
+def default_support_threshold(subset: str, release: SubsetRelease) -> int:
     """The grade from which a judged document supports a nugget: CRUX's 3 when a CRUX subset's labels are graded
     (any above 1, so on CRUX's 0-5 answerability scale), else 1 (binary or TREC-graded nugget labels)."""
     if subset.startswith("crux_") and max_grade(release) > 1:
         return CRUX_SUPPORT_THRESHOLD
     return 1
+
+
+def checked_support_threshold(subset: str, release: SubsetRelease, given: int | None) -> int:
+    """The support threshold of ``subset`` (``given``, else :func:`default_support_threshold`), refused when no
+    nugget of the subset would have a supporting document: every coverage score would be 0 without a word (a
+    release graded 0-2 read on CRUX's 0-5 scale)."""
+    if given is not None and given < 1:
+        raise ValueError(f"--support-threshold {given}: expected a grade of at least 1")
+    threshold = given if given is not None else default_support_threshold(subset, release)
+    labels = sorted({g for ns in release.judgments.values() for docs in ns.values() for g in docs.values()})
+    if labels and max(labels) < threshold:
+        why = "given" if given is not None else (
+            "CRUX's 0-5 answerability scale, read because a label is above 1" if threshold == CRUX_SUPPORT_THRESHOLD
+            else "the default")
+        raise ValueError(f"{subset}: no nugget has a supporting document at grade >= {threshold} ({why}); the labels "
+                         f"seen are {', '.join(map(str, labels))}: pass --support-threshold N, the grade from which a "
+                         f"document supports a nugget (e.g. --support-threshold {max(max(labels), 1)})")
+    return threshold
 
 
 def card_languages(subsets: list[str], languages: dict[str, str] | None = None) -> list[str]:
@@ -258,6 +279,7 @@ def build_coveragebench(
     docs_language: dict[str, str] | None = None,
     rerank_depth: int = DEFAULT_RERANK_DEPTH,
     baseline: str | None = None,
+    support_threshold: int | None = None,
     revision: str | None = None,
     overwrite: bool = False,
     progress: bool = True,
@@ -278,7 +300,8 @@ def build_coveragebench(
     # each subset once, in the order given: the same name twice would write its corpus twice
     wanted = list(dict.fromkeys(subsets)) if subsets else available_subsets(root, SUBSETS)
     if not wanted:
-        raise FileNotFoundError(f"{root}: no subset has both nuggets/<subset>_nuggets.tsv and qrels/<subset>.qrels")
+        raise FileNotFoundError(f"{root}: no subset's files (topics, nuggets/<subset>_nuggets.tsv, "
+                                "qrels/<subset>.qrels) are in the release")
     unknown = [s for s in wanted if s not in SUBSETS]
     if unknown:
         raise ValueError(f"unknown subset(s) {unknown}; CoverageBench has {list(SUBSETS)}")
@@ -295,6 +318,7 @@ def build_coveragebench(
         if src.kind == "irds" and not irds_known(src.location):
             raise FileNotFoundError(missing_collection_message(subset, src))
     releases = {subset: read_subset(root, subset) for subset in wanted}
+    thresholds = {subset: checked_support_threshold(subset, releases[subset], support_threshold) for subset in wanted}
     sources = {s: _pin_hub_revision(src) for s, src in sources.items()}
 
     card = CardInfo(
@@ -313,7 +337,9 @@ def build_coveragebench(
             logger.info("%s: %d topics, %d nuggets, corpus %s (%s)", subset, len(release.topics),
                         sum(map(len, release.nuggets.values())), sources[subset], corpus)
             stats[subset] = build_subset(writer, subset, release, sources[subset], corpus=corpus,
-                                         rerank_depth=rerank_depth, baseline=baseline, progress=progress)
+                                         rerank_depth=rerank_depth, baseline=baseline, progress=progress,
+                                         support_threshold=thresholds[subset],
+                                         threshold_given=support_threshold is not None)
             language = document_language(subset, languages)
             stats[subset]["language"] = ("as given (--docs)" if subset in docs and language == "original"
                                          else language)
@@ -372,6 +398,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "subset, or per subset")
     parser.add_argument("--rerank-depth", type=int, default=DEFAULT_RERANK_DEPTH,
                         help=f"baseline documents per topic kept in top_ranked (default {DEFAULT_RERANK_DEPTH})")
+    parser.add_argument("--support-threshold", type=int, default=None, metavar="GRADE",
+                        help="the grade from which a judged document supports a nugget, for every subset built "
+                             f"(default: {CRUX_SUPPORT_THRESHOLD} for CRUX subsets whose labels go above 1, CRUX's "
+                             "0-5 answerability scale; else 1); a grade that leaves a subset with no supported nugget "
+                             "stops the build")
     parser.add_argument("--baseline", default=None,
                         help="glob selecting the baseline run for top_ranked (default: the first run by name)")
 
@@ -404,6 +435,7 @@ def build(args: argparse.Namespace) -> int:
         args.source, args.out, subsets=args.subset, corpus=args.corpus, docs=_docs_arg(args.docs),
         docs_language=_docs_language_arg(args.docs_language),
         rerank_depth=args.rerank_depth, baseline=args.baseline, revision=args.revision,
+        support_threshold=args.support_threshold,
         overwrite=args.overwrite, progress=not args.no_progress, before_swap=args.before_swap,
     )
     return 0

@@ -273,3 +273,46 @@ def test_report_names_a_truncated_result_file(tmp_path, capsys):
     assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 2
     line = error_line(capsys, "report")
     assert f"{file}:1: not valid JSON" in line
+
+
+# -- evaluate, shards and error lines (issue 32) ---------------------------------------------------------------------
+def test_evaluate_refuses_a_doc_judged_twice_with_two_labels(tmp_path, capsys):
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    qrels.write_text("1 0 a 1\n1 0 b 0\n1 0 a 2\n")  # trec_eval refuses it; the larger label was kept silently
+    assert main(["evaluate", str(qrels), str(run), "-m", "nDCG@10"]) == 2
+    line = error_line(capsys, "evaluate")
+    assert f"{qrels}:3: topic '1', doc 'a' (iteration '0') is judged twice with different labels (1 at line 1" in line
+    # the same doc under two nuggets (ndeval's format) is two judgments, as before
+    qrels.write_text("1 n1 a 1\n1 n2 a 2\n1 n1 b 0\n")
+    assert main(["evaluate", str(qrels), str(run), "-m", "nDCG@10"]) == 0
+    assert main(["evaluate", str(qrels), str(run), "-m", "alpha_nDCG@10", "--nuggets"]) == 0
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+def test_a_broken_gz_shard_is_named(tmp_path, capsys, damage):
+    import gzip
+
+    from complexir.upstream import iter_jsonl
+
+    shard = tmp_path / "docs-00.jsonl.gz"
+    lines = "".join(json.dumps({"id": f"d{i}", "text": f"text {i} " * 20}) + "\n" for i in range(2000))
+    data = bytearray(gzip.compress(lines.encode()))
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        data[-6] ^= 0xFF  # the CRC
+    shard.write_bytes(bytes(data))
+    with pytest.raises(UpstreamFormatError, match=rf"{shard}: a truncated or corrupt gzip file .*download or unpack"):
+        list(iter_jsonl(shard))
+
+
+def test_error_lines_quoting_huge_values_are_cut(tmp_path, capsys):
+    huge = "x" * 20000
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("1 0 a 1\n")
+    run.write_text(f"1 Q0 a 1 2.0 t\n1 Q0 {huge} 2 1.0\n")  # five fields: the error quotes the line
+    assert main(["evaluate", str(qrels), str(run), "-m", "nDCG@10"]) == 2
+    line = error_line(capsys, "evaluate")
+    assert line.startswith(f"complexir evaluate: error: {run}:2: ") and len(line) < 1200
+    assert "characters)" in line

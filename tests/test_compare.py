@@ -303,3 +303,107 @@ def test_demo_results_are_refused_unless_allowed_then_labelled(three_runs, tmp_p
     shutil.copytree(demo, tmp_path / "demo2")
     md = make_compare([demo, tmp_path / "demo2"], tmp_path / "cmp", allow_demo=True).read_text()
     assert "DEMO data, not benchmark scores" in md and "NOT benchmark scores" in md
+
+
+# -- nothing lost, nothing silent (issue 32) -------------------------------------------------------------------------
+def _edit(folder: Path, kind: str, change) -> Path:
+    """Apply ``change`` to the payload of the one result (``results``) or per-query (``per_query``) file."""
+    (file,) = [f for f in folder.glob(f"{kind}/*/*/*.json") if f.name != "model_meta.json"]
+    payload = json.loads(file.read_text())
+    change(payload)
+    file.write_text(json.dumps(payload))
+    return file
+
+
+def test_a_nan_result_is_refused_naming_the_file(three_runs, tmp_path, capsys):
+    from complexir.cli.main import main
+
+    copy = tmp_path / "nan"
+    shutil.copytree(three_runs["short8"], copy)
+
+    def nan(payload):
+        payload["scores"]["test"][0]["ndcg_at_10"] = float("nan")
+
+    file = _edit(copy, "results", nan)
+    assert main(["compare", str(three_runs["full"]), str(copy), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert f"{file}: ComplexIRTinyHealth (default, test): ndcg_at_10 is NaN" in err
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_per_query_scores_that_disagree_with_the_mean_are_refused(three_runs, tmp_path, capsys):
+    from complexir.cli.main import main
+
+    copy = tmp_path / "edited"
+    shutil.copytree(three_runs["short8"], copy)
+    result = _edit(copy, "results", lambda p: p["scores"]["test"][0].update(ndcg_at_10=0.987654))
+    per_query = next(copy.glob("per_query/*/*/*.json"))
+    assert main(["compare", str(three_runs["full"]), str(copy), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert f"{per_query}: ComplexIRTinyHealth (default, test): ndcg_at_10 averages" in err
+    assert f"but {result} gives the mean 0.987654" in err
+
+
+def test_demo_tex_and_chart_say_demo_and_tex_marks_low_judged(three_runs, tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    from complexir.analysis.compare import make_compare
+
+    def low_judged(payload):
+        if "scores" in payload and "test" in payload["scores"] and isinstance(payload["scores"]["test"], list):
+            payload["scores"]["test"][0]["judged_at_10"] = 0.2
+        else:
+            payload["scores"]["default"]["test"]["judged_at_10"] = {
+                q: 0.2 for q in payload["scores"]["default"]["test"]["ndcg_at_10"]}
+
+    demo = copy_with_data_revision(three_runs["short8"], tmp_path / "demo",
+                                   "complexir-demo-complexir_tiny-0000000000000000")
+    _edit(demo, "results", low_judged)
+    _edit(demo, "per_query", low_judged)
+    shutil.copytree(demo, tmp_path / "demo2")
+    titles = []
+    original = matplotlib.axes.Axes.set_title
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_title",
+                        lambda self, label, *a, **k: (titles.append(label), original(self, label, *a, **k))[1])
+    make_compare([demo, tmp_path / "demo2"], tmp_path / "cmp", allow_demo=True)
+    tex = (tmp_path / "cmp" / "compare.tex").read_text()
+    assert r"\caption{DEMO DATA: " in tex and "NOT benchmark scores" in tex
+    assert r"$^\dagger$" in tex and "Judged@10 below 0.5" in tex
+    assert titles and all(title.startswith("DEMO DATA") for title in titles)
+
+
+def test_a_full_disk_leaves_the_previous_comparison_whole(compared, tmp_path, monkeypatch, capsys):
+    import errno
+    import os
+    import pathlib
+
+    from complexir.cli.main import main
+
+    out, _ = compared
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = pathlib.Path.write_text
+
+    def full(self, *args, **kwargs):
+        if "compare.json" in self.name:  # the temporary, or (before) the file itself
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", full)
+    json_file = out / "compare.json"
+    systems = json.loads(json_file.read_text())["systems"]
+    assert main(["compare", *(s["folder"] for s in systems), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"No space left on device: {json_file}" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no file changed, no temporary left
+
+
+def test_a_per_query_file_of_the_wrong_shape_is_named(three_runs, tmp_path, capsys):
+    from complexir.cli.main import main
+
+    copy = tmp_path / "shape"
+    shutil.copytree(three_runs["short8"], copy)
+    per_query = _edit(copy, "per_query", lambda p: p["scores"]["default"]["test"].update(ndcg_at_10=[0.5, 0.25]))
+    assert main(["compare", str(three_runs["full"]), str(copy), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert f"{per_query}: scores/default/test/ndcg_at_10: expected query -> number" in err
+    assert "unexpected error" not in err

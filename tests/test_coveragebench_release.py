@@ -288,3 +288,44 @@ def test_system_of_reads_the_paper_s_run_names():
     assert system_of("bm25_qwen3-reranker-8b") == ("bm25", "qwen3-reranker")
     assert system_of("splade") == (None, None)
     assert published("crux_multinews", "qwen3-8b+qwen3-reranker-8b", "ndcg_at_20") == 0.620
+
+
+# -- nothing silent (issue 32) ----------------------------------------------------------------------------------------
+def _docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": d, "text": f"text of {d}"}) + "\n" for d in (D1, D2, D3)))
+    return docs
+
+
+def test_a_subset_with_some_of_its_files_fails_naming_the_missing_one(tmp_path, capsys):
+    from complexir.cli.main import main
+
+    release = write_release(tmp_path / "release", name="cast")  # no card: the subsets are found by their files
+    (release / "topics" / "fair.jsonl").write_text(json.dumps(TOPICS[0]) + "\n")
+    (release / "qrels" / "fair.qrels").write_text(f"2024-1 1 {D1} 1\n")  # its nuggets file is missing
+    docs = _docs(tmp_path)
+    assert main(["build", "coveragebench", "--source", str(release), "--out", str(tmp_path / "out"), "--no-progress",
+                 "--docs", f"cast2020={docs}", f"fair_ranking_2022={docs}"]) == 2
+    err = capsys.readouterr().err
+    assert "subset 'fair_ranking_2022' has no nuggets file (tried nuggets/fair_ranking_2022_nuggets.tsv" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_support_threshold_that_leaves_no_supported_nugget_stops_the_build(tmp_path, capsys):
+    from complexir.cli.main import main
+
+    release = write_release(tmp_path / "release", name="duc04")
+    (release / "qrels" / "duc04.qrels").write_text(f"2024-1 1 {D1} 2\n2024-1 2 {D2} 1\n2024-1 2 {D3} 0\n"
+                                                   f"2024-2 1 {D3} 2\n")  # graded 0-2, not CRUX's 0-5
+    docs = _docs(tmp_path)
+    args = ["build", "coveragebench", "--source", str(release), "--out", str(tmp_path / "out"), "--no-progress",
+            "--docs", f"crux_duc04={docs}"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "crux_duc04: no nugget has a supporting document at grade >= 3" in err
+    assert "the labels seen are 0, 1, 2: pass --support-threshold N" in err
+    assert not (tmp_path / "out").exists()
+    assert main([*args, "--support-threshold", "2"]) == 0
+    card = read_front_matter(tmp_path / "out" / "README.md")
+    assert card["complexir"]["support_threshold"] == {"crux_duc04": 2}
+    assert "at grade >= 2 (--support-threshold)" in (tmp_path / "out" / "README.md").read_text()

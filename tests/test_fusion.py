@@ -114,3 +114,74 @@ def test_fuse_writes_a_runs_folder_that_runs_scores(tmp_path, capsys):
                  str(tmp_path / "bad")]) == 2
     assert "no run for task" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()
+
+
+# -- nothing lost, nothing silent (issue 32) ------------------------------------------------------------------------
+def _two_folders(tmp_path) -> list[str]:
+    first = {"trec-20211": {"NCT00002569": 3.0, "NCT00003466": 2.0}}
+    second = {"trec-20211": {"NCT00003466": 0.9, "NCT01119599": 0.1}}
+    for name, run in (("one", first), ("two", second)):
+        write_run_file(tmp_path / name / "CRUMBClinicalTrial" / "default" / "test.trec", run, name)
+    return [str(tmp_path / "one"), str(tmp_path / "two")]
+
+
+def _files(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_fuse_never_replaces_files_it_did_not_write(tmp_path, capsys):
+    folders = _two_folders(tmp_path)
+    hand = tmp_path / "hand"  # a hand-made runs folder: TREC files, no runs.json
+    write_run_file(hand / "CRUMBClinicalTrial" / "default" / "test.trec", {"q": {"d": 1.0}}, "mine")
+    before = _files(hand)
+    assert main(["fuse", *folders, "--method", "rrf", "--out", str(hand)]) == 2
+    assert f"--out {hand} holds files complexir fuse did not write" in capsys.readouterr().err
+    assert _files(hand) == before
+    # a fusion's own folder is replaced by the same fusion run again; another system's runs are not
+    out = tmp_path / "fused"
+    assert main(["fuse", *folders, "--method", "rrf", "--out", str(out)]) == 0
+    assert main(["fuse", *folders, "--method", "rrf", "--depth", "1", "--out", str(out)]) == 0
+    assert json.loads((out / "runs.json").read_text())["depth"] == 1
+    capsys.readouterr()
+    fused = _files(out)
+    assert main(["fuse", *folders, "--method", "combsum", "--out", str(out)]) == 2
+    assert "holds the runs of fusion/rrf-k60, not of fusion/combsum" in capsys.readouterr().err
+    assert _files(out) == fused
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no staging folder left
+
+
+def test_ctrl_c_during_fuse_leaves_no_partial_folder(tmp_path, monkeypatch, capsys):
+    from complexir.runs import fusion
+
+    folders = _two_folders(tmp_path)
+    real = fusion.fuse
+    calls = []
+
+    def interrupted(runs, method, k=60):
+        calls.append(method)
+        real(runs, method, k)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fusion, "fuse", interrupted)
+    out = tmp_path / "fused"
+    assert main(["fuse", *folders, "--method", "rrf", "--out", str(out)]) == 130
+    assert calls and not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_rrf_k_beyond_float_precision_is_refused(tmp_path, capsys):
+    from complexir.runs.fusion import max_rrf_k
+
+    folders = _two_folders(tmp_path)
+    limit = max_rrf_k(2, 2)
+    # at the limit, ranks are still told apart: the fusion of a run with itself keeps its order
+    run = {"q": {f"d{i}": float(i) for i in range(2)}}
+    fused = fuse([run, run], "rrf", limit)["q"]
+    assert fused["d1"] > fused["d0"]
+    assert main(["fuse", *folders, "--method", "rrf", "--k", str(10**18), "--out", str(tmp_path / "f")]) == 2
+    err = capsys.readouterr().err
+    assert "RRF's k (--k) 1000000000000000000 is too large" in err and f"use k <= {limit}" in err
+    assert not (tmp_path / "f").exists()
+    assert 1 / (10**17 + 1) == 1 / (10**17 + 2)  # where ranks tie: the fused order would be the ids'
+    with pytest.raises(ValueError, match="too large"):
+        fuse([run, run], "rrf", 10**17)

@@ -217,6 +217,10 @@ def _run_one(tmp_path: Path, text: str, capsys, caplog, task: str = "CRUMBClinic
     ("trec-20211 Q0 NCT00002569 1 nan x", "bad.trec:2: score 'nan' is not finite"),
     ("trec-20212 Q0 NCT00003466 1 1.0", "bad.trec:2: expected 6 whitespace-separated fields"),
     ("trec-20212 Q0 NCT02423343 1 1.0 x", "bad.trec:2: query 'trec-20212', document 'NCT02423343' is listed twice"),
+    # two spellings of one id (percent-encoding): the same document twice, not the later line kept
+    ("trec-20212 Q0 NCT%302423343 1 1.0 x", "bad.trec:2: query 'trec-20212', document 'NCT%302423343' is listed "
+                                           "twice: it names 'NCT02423343', as 'NCT02423343' (query 'trec-20212', "
+                                           "line 1) does"),
 ])
 def test_bad_run_is_refused_naming_file_and_line(tmp_path, capsys, caplog, line, message):
     first = "trec-20212 Q0 NCT02423343 1 2.0 x\n"
@@ -283,6 +287,9 @@ def test_hand_made_folder_is_named_by_its_digest(tmp_path):
     assert runs.run("T", "default", "validation") is None
     write_run_file(folder / "T" / "default" / "test.trec", {"q": {"d": 2.0}}, "x")
     assert RunsFolder(folder).revision != runs.revision  # other rankings, another revision
+    with pytest.raises(RunsError, match="holds files complexir did not write"):  # a hand-made folder is not replaced
+        RunsFolderWriter(folder, "org/a", "1", 10)
+    folder = tmp_path / "made"
     writer = RunsFolderWriter(folder, "org/a", "1", 10)
     writer.write("T", "default", "test", {"q": {"d": 1.0}})
     writer.close()
@@ -345,3 +352,188 @@ def test_maxp_searched_deeper_round_trips(tmp_path):
         assert numeric - set(scores[1][split]) == set()
         assert {k: scores[1][split][k] for k in numeric} == pytest.approx({k: scores[0][split][k] for k in numeric},
                                                                           abs=1e-12, nan_ok=True)
+
+
+# -- nothing lost, nothing silent (issue 32) ------------------------------------------------------------------------
+def _one_run_folder(folder: Path, data: dict | None = None) -> Path:
+    writer = RunsFolderWriter(folder, "org/sys", "1", None)
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}}, data=data)
+    writer.close()
+    return folder
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    ('{"format": "complexir-runs/1", "revision": 5, "tasks": {}}', '"revision" must be a string, got int 5'),
+    ('{"format": "complexir-runs/1", "system": ["a"], "tasks": {}}', '"system" must be a string, got list'),
+    ('{"format": "complexir-runs/1", "tasks": {"CRUMBClinicalTrial": []}}', "task 'CRUMBClinicalTrial': expected"),
+    ('{"format": "complexir-runs/1", "tasks": {"CRUMBClinicalTrial": {"data": {"revision": 3}}}}', "expected"),
+    ('{"format": "complexir-runs/1", "depth": "deep", "tasks": {}}', '"depth" must be a whole number'),
+    ('[1, 2]', "not a runs manifest"),
+    ('{"format": "complexir-runs/1", "tasks"', "runs.json:1: not valid JSON"),
+])
+def test_a_broken_runs_json_is_named(tmp_path, capsys, manifest, message):
+    folder = _one_run_folder(tmp_path / "runs")
+    (folder / "runs.json").write_text(manifest)
+    for args in (["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(tmp_path / "out")],
+                 ["fuse", str(folder), str(folder), "--method", "rrf", "--out", str(tmp_path / "f")]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(folder / "runs.json") in err and message in err, err
+        assert "unexpected error" not in err
+    with pytest.raises(RunsError, match="runs.json"):  # and writing into it
+        RunsFolderWriter(folder, "org/sys", "1", None)
+
+
+def test_an_unfinished_runs_folder_never_reads_as_complete(tmp_path, capsys):
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}})
+    # stopped here (Ctrl-C, a full disk): no close()
+    with pytest.raises(RunsError, match="did not finish"):
+        RunsFolder(tmp_path / "runs")
+    assert main(["run", "--runs", str(tmp_path / "runs"), "--model-name", "tests/x", "--output",
+                 str(tmp_path / "out")]) == 2
+    assert "runs.json: the command writing this runs folder did not finish" in capsys.readouterr().err
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)  # written again, it is complete
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}})
+    writer.close()
+    assert RunsFolder(tmp_path / "runs").system == "org/sys"
+
+
+def test_a_failed_task_s_saved_runs_are_not_kept(tmp_path):
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)
+    writer.write("T1", "default", "test", {"q": {"d": 1.0}})
+    writer.write("T2", "default", "test", {"q": {"d": 1.0}})  # then T2's evaluation failed part-way
+    writer.discard("T2")
+    writer.close()
+    assert RunsFolder(tmp_path / "runs").tasks() == ["T1"] and not (tmp_path / "runs" / "T2").exists()
+    writer = RunsFolderWriter(tmp_path / "runs", "org/sys", "1", None)  # T1 failed again before writing anything
+    writer.discard("T1")
+    writer.close()
+    assert RunsFolder(tmp_path / "runs").tasks() == ["T1"]  # the runs of the earlier, finished run are kept
+
+
+def test_runs_are_never_written_over_files_complexir_did_not_write(tmp_path, capsys):
+    hand = tmp_path / "hand"
+    write_run_file(hand / "CRUMBClinicalTrial" / "default" / "test.trec", {"trec-20211": {"NCT00002569": 1.0}}, "x")
+    before = (hand / "CRUMBClinicalTrial" / "default" / "test.trec").read_bytes()
+    with pytest.raises(RunsError, match="holds files complexir did not write"):
+        RunsFolderWriter(hand, "org/sys", "1", None)
+    # --save-runs into the folder --runs reads: it would rewrite its input
+    assert main(["run", "--runs", str(hand), "--save-runs", str(hand), "--model-name", "tests/x", "--output",
+                 str(tmp_path / "out")]) == 2
+    assert f"--save-runs {hand} would write into the runs --runs {hand} reads" in capsys.readouterr().err
+    assert (hand / "CRUMBClinicalTrial" / "default" / "test.trec").read_bytes() == before
+    assert sorted(p.name for p in hand.rglob("*")) == ["CRUMBClinicalTrial", "default", "test.trec"]
+
+
+def test_runs_of_other_data_are_refused_unless_allowed(tmp_path, capsys):
+    folder = _one_run_folder(tmp_path / "runs", data={"revision": "local-crumb-0123456789abcdef"})
+    args = ["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'runs.json'}: the runs of CRUMBClinicalTrial were made on data 'local-crumb-0123456789abcdef'" \
+        in err and "--allow-other-data" in err
+    assert not (tmp_path / "out").exists()
+    assert main([*args, "--allow-other-data"]) == 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--runs", "R", "--model-name", "x", "--prompt", "query=q: "], "--runs scores fixed rankings, with no model to "
+                                                                     "prompt or run: --prompt cannot apply"),
+    (["--runs", "R", "--model-name", "x", "--trust-remote-code"], "--trust-remote-code cannot apply"),
+    (["--release-runs", "--model-name", "x", "--long-docs", "chunk"], "--model-name, --long-docs cannot apply"),
+    (["--release-runs", "--prompt", "query=q: "], "--release-runs scores the rankings the release ships, each as its "
+                                                  "own system: --prompt cannot apply"),
+    (["--prompt", "query=a: ", "--prompt", "query=b: "], "--prompt query= is given twice ('a: ' and 'b: ')"),
+    (["--rerank-depth", "20"], "--rerank-depth sets how deep a cross-encoder reranks its --first-stage"),
+    (["--release-runs", "--model", "m"], "--model cannot apply"),
+    (["--release-runs", "--save-runs"], "--save-runs cannot apply"),
+    (["--release-runs", "--runs", "R"], "--runs cannot apply"),
+    (["--allow-other-data"], "--allow-other-data applies to --runs or a --first-stage of runs"),
+])
+def test_options_that_would_do_nothing_are_refused(tmp_path, capsys, args, message):
+    assert main(["run", *args, "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def _fixed_run(tmp_path: Path, output: Path) -> list[str]:
+    folder = tmp_path / "fixed"
+    if not folder.exists():
+        _one_run_folder(folder)
+    return ["run", "--runs", str(folder), "--model-name", "tests/x", "--output", str(output)]
+
+
+def test_a_truncated_previous_result_is_named_not_called_other_data(tmp_path, capsys, caplog):
+    output = tmp_path / "out"
+    assert main(_fixed_run(tmp_path, output)) == 0
+    (result,) = [p for p in (output / "results").rglob("CRUMBClinicalTrial.json")]
+    result.write_text(result.read_text()[:50])
+    capsys.readouterr()
+    assert main(_fixed_run(tmp_path, output)) == 1
+    captured = capsys.readouterr()
+    text = captured.out + captured.err + caplog.text
+    assert f"{result}:2: not valid JSON (truncated?)" in text and "remove it, or choose another --output" in text
+    assert "other data" not in text
+
+
+def test_a_full_disk_leaves_every_per_query_file_whole(tmp_path, capsys, caplog, monkeypatch):
+    import errno
+    import os
+
+    output = tmp_path / "out"
+    assert main(_fixed_run(tmp_path, output)) == 0
+    (per_query,) = list((output / "per_query").rglob("*.json"))
+    before = per_query.read_bytes()
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if "per_query" in str(self):  # the file is opened (emptied), then the disk is full
+            self.open("w").close()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    capsys.readouterr()
+    assert main(_fixed_run(tmp_path, output)) == 1
+    captured = capsys.readouterr()
+    assert f"No space left on device: '{per_query}'" in captured.out + captured.err + caplog.text
+    assert per_query.read_bytes() == before
+    assert [p.name for p in per_query.parent.iterdir()] == [per_query.name]  # no temporary left behind
+
+
+def test_save_runs_beside_a_run_file_is_fine_into_its_folder_is_not(tmp_path):
+    from complexir.cli.option_checks import refuse_saving_into
+
+    run_file = tmp_path / "one.trec"
+    run_file.write_text("q Q0 d 1 1.0 x\n")
+    refuse_saving_into(tmp_path / "saved", run_file)  # a sibling folder: the input is untouched
+    for folder in (tmp_path, tmp_path / "runs" / "inner"):
+        (tmp_path / "runs").mkdir(exist_ok=True)
+        with pytest.raises(ValueError, match="would write into the runs"):
+            refuse_saving_into(folder, run_file if folder == tmp_path else tmp_path / "runs")
+
+
+def test_a_full_disk_while_mteb_saves_a_result_leaves_the_previous_one_whole(tmp_path, capsys, caplog, monkeypatch):
+    import errno
+    import os
+
+    from mteb.results import TaskResult
+
+    output = tmp_path / "out"
+    assert main(_fixed_run(tmp_path, output)) == 0
+    (result,) = list((output / "results").rglob("CRUMBClinicalTrial.json"))
+    before = result.read_bytes()
+
+    def full(self, path):  # mteb opens the file, writes part of it, and the disk is full
+        Path(path).write_text('{"dataset_revision": ')
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(TaskResult, "to_disk", full)
+    capsys.readouterr()
+    assert main(_fixed_run(tmp_path, output)) == 1
+    captured = capsys.readouterr()
+    assert f"No space left on device: '{result}'" in captured.out + captured.err + caplog.text
+    assert result.read_bytes() == before
+    assert sorted(p.name for p in result.parent.iterdir() if p.name.startswith(".")) == []

@@ -152,6 +152,21 @@ def cross_encoder(tmp_path_factory) -> Path:
     return folder
 
 
+def test_a_first_stage_of_runs_made_on_other_data_is_refused(cross_encoder, tmp_path, capsys):
+    from complexir.runs.folder import RunsFolderWriter
+
+    writer = RunsFolderWriter(tmp_path / "runs", "org/first", "1", None)
+    writer.write("CRUMBClinicalTrial", "default", "test", {"trec-20211": {"NCT00002569": 1.0}},
+                 data={"revision": "local-crumb-0123456789abcdef"})
+    writer.close()
+    args = ["run", "--model", str(cross_encoder), "--first-stage", str(tmp_path / "runs"), "--task",
+            "CRUMBClinicalTrial", "--output", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'runs' / 'runs.json'}: the runs of CRUMBClinicalTrial were made on data " in err
+    assert "--allow-other-data" in err and not (tmp_path / "out").exists()
+
+
 def mteb_cross_encoder(folder: Path):
     from mteb.models import CrossEncoderWrapper
     from sentence_transformers import CrossEncoder

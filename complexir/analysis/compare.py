@@ -13,6 +13,7 @@ output folder:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -27,6 +28,7 @@ import numpy as np
 from complexir.analysis import statistics
 from complexir.analysis.published import published_table
 from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
+from complexir.layout.atomic import FileContent, write_files
 from complexir.runs.results import ModelRun, load_runs
 
 logger = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ ALPHA = 0.05  # a win is a Holm-adjusted randomisation p below this
 AVERAGE = "average"  # the task of a benchmark's average cell
 ALL_SUBSETS = "all"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+DEMO_TITLE = "DEMO DATA"  # what every output of a comparison of demo results says, in its title
 
 
 @dataclass
@@ -77,10 +80,51 @@ def load_systems(folders: list[str | Path], *, allow_demo: bool) -> list[System]
             if any(s.folder == name for s in systems):
                 raise ValueError(f"{name}: given twice")
             demo = check_provenance(run, allow_demo=allow_demo, use="be compared as benchmark results")
+            check_scores(run)
             systems.append(System(name, run, LETTERS[len(systems)], demo))
     if len(systems) < 2:
         raise ValueError("compare needs at least two systems (result folders, or one folder holding several)")
     return systems
+
+
+#: how far a per-query file's average may lie from its result's mean: mteb rounds the scores it saves to 6 decimals
+MEAN_TOLERANCE = 1e-6
+
+
+def check_scores(run: ModelRun) -> None:
+    """Refuse scores that would show a wrong number: a measure that is NaN (in the result JSON or a per-query file:
+    the system was not scored, not scored 0), and per-query scores whose average is not the result's mean (the
+    two files come from different runs). ValueError naming the file, task, subset, split and measure."""
+    from complexir.analysis.report import benchmark_of, headline_metrics, task_main_score
+
+    for task, result in sorted(run.task_results.items()):
+        result_file = run.result_files.get(task, run.folder / f"{task}.json")
+        per_query = run.per_query.get(task, {})
+        per_query_file = run.per_query_files.get(task)
+        shown = {"main_score", *headline_metrics(benchmark_of(task), task_main_score(task))}
+        for split, entries in sorted(result.scores.items()):
+            for entry in entries:
+                subset = entry.get("hf_subset", "default")
+                measures = per_query.get(subset, {}).get(split, {})
+                where = f"{task} ({subset}, {split})"
+                for measure in sorted(shown | set(measures)):
+                    value = entry.get(measure)
+                    if isinstance(value, float) and math.isnan(value):
+                        raise ValueError(f"{result_file}: {where}: {measure} is NaN (not scored); a NaN result "
+                                         "cannot be compared: score the system again, or leave this folder out")
+                for measure, values in sorted(measures.items()):
+                    numbers = [float(v) for v in values.values()] if isinstance(values, dict) else []
+                    if any(math.isnan(v) for v in numbers):
+                        raise ValueError(f"{per_query_file}: {where}: {measure} has NaN per-query scores; score the "
+                                         "system again, or leave this folder out")
+                    mean = entry.get(measure)
+                    if not numbers or not isinstance(mean, (int, float)) or isinstance(mean, bool):
+                        continue
+                    average = math.fsum(numbers) / len(numbers)
+                    if abs(average - mean) > MEAN_TOLERANCE:
+                        raise ValueError(f"{per_query_file}: {where}: {measure} averages {average:.6f} over its "
+                                         f"{len(numbers)} queries, but {result_file} gives the mean {mean:.6f}: the "
+                                         "two files are of different runs; score the system again")
 
 
 def data_of(system: System, task: str) -> str | None:
@@ -445,6 +489,12 @@ def _avg_tasks(out: Comparison, bench: str, split: str, measure: str) -> list[st
     return cell["tasks"] if cell else []
 
 
+def _demo_in(out: Comparison, bench: str) -> bool:
+    """Whether any result shown for ``bench`` scored demo data (its tables and chart then say so in their title)."""
+    tasks = {g[1] for g in out.groups if g[0] == bench}
+    return any(task in tasks for s in out.systems for task in s.demo_tasks)
+
+
 def _tex(text: str) -> str:
     return re.sub(r"([&%$#_{}])", r"\\\1", text).replace("~", r"\textasciitilde{}").replace("^", r"\^{}")
 
@@ -454,13 +504,19 @@ def render_latex(out: Comparison) -> str:
     systems = out.systems
     parts = ["% complexir compare: means with 95% bootstrap intervals; superscript letters (or $\\blacktriangle$/"
              "$\\blacktriangledown$ against the baseline): significant after Holm (randomisation test, p < 0.05); "
-             "needs \\usepackage{booktabs} (and amssymb for the triangles)"]
+             "needs \\usepackage{booktabs} (and amssymb for the triangles); "
+             f"$^\\dagger$: Judged@10 below {JUDGED_FLOOR} on that task (most of its top 10 is unjudged, counted as "
+             "non-relevant)"]
+    if any(s.demo_tasks for s in systems):
+        parts.append(f"% {DEMO_TITLE}: some results scored the demo copies shipped in complexir (a few hand-written "
+                     "queries). These are NOT benchmark scores.")
     for bench in dict.fromkeys(g[0] for g in out.groups):
         for split in dict.fromkeys(g[3] for g in out.groups if g[0] == bench):
             for measure in dict.fromkeys(g[4] for g in out.groups if g[0] == bench and g[3] == split):
                 rows = [g for g in out.groups if g[0] == bench and g[3] == split and g[4] == measure]
+                demo = DEMO_TITLE + ": " if _demo_in(out, bench) else ""
                 parts += ["", r"\begin{table}[t]", r"\centering", r"\small",
-                          rf"\caption{{{_tex(bench)}: {_tex(metric_label(measure))} ({_tex(split)})}}",
+                          rf"\caption{{{demo}{_tex(bench)}: {_tex(metric_label(measure))} ({_tex(split)})}}",
                           r"\begin{tabular}{ll" + "r" * len(systems) + "}", r"\toprule",
                           "Task & Subset & " + " & ".join(f"{s.letter}: {_tex(s.name)}" for s in systems)
                           + r" \\", r"\midrule"]
@@ -483,6 +539,8 @@ def render_latex(out: Comparison) -> str:
                             text += r"$^\blacktriangledown$"
                         elif wins:
                             text += rf"\textsuperscript{{{','.join(wins)}}}"
+                        if measure != JUDGED_KEY and _judged_flag(out, s, bench, task, subset, split):
+                            text += r"$^\dagger$"
                         cells.append(text)
                     parts.append(f"{_tex(task)} & {_tex(subset)} & " + " & ".join(cells) + r" \\")
                 ref = [p for p in out.published if p["benchmark"] == bench and p["measure"] == measure]
@@ -522,7 +580,8 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
                       fontsize=8)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(metric_label(measure))
-        ax.set_title(f"{bench}: {metric_label(measure)} ({split}), 95% intervals")
+        demo = f"{DEMO_TITLE}, not benchmark scores\n" if _demo_in(out, bench) else ""
+        ax.set_title(f"{demo}{bench}: {metric_label(measure)} ({split}), 95% intervals")
         ax.legend(fontsize=7, ncols=min(len(out.systems), 3), loc="upper center", bbox_to_anchor=(0.5, -0.22))
         ax.grid(axis="y", alpha=0.3)
         fig.savefig(path, format="png", bbox_inches="tight")
@@ -549,17 +608,19 @@ def make_compare(results: list[str | Path], out_dir: str | Path, *, baseline: st
                            "interval or test can be computed for it", s.folder)
     result = compare(systems, baseline=base, measures=measure_keys(measures))
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     charts = {}
+    files: dict[Path, FileContent] = {}
     for bench in dict.fromkeys(g[0] for g in result.groups):
         name = "compare-" + re.sub(r"[^A-Za-z0-9_.-]", "_", bench) + ".png"
-        chart(result, bench, out / name)
+        files[out / name] = functools.partial(chart, result, bench)
         charts[bench] = name
-    (out / "compare.json").write_text(json.dumps(_json_safe(result.to_json()), indent=1, allow_nan=False),
-                                      encoding="utf-8")
-    (out / "compare.tex").write_text(render_latex(result), encoding="utf-8")
+    files[out / "compare.json"] = json.dumps(_json_safe(result.to_json()), indent=1, allow_nan=False)
+    files[out / "compare.tex"] = render_latex(result)
     path = out / "compare.md"
-    path.write_text(render_markdown(result, charts), encoding="utf-8")
+    files[path] = render_markdown(result, charts)
+    # every file complete before any replaces its previous version: a full disk or Ctrl-C leaves the previous
+    # comparison whole
+    write_files(files)
     return path
 
 

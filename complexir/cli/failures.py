@@ -76,8 +76,35 @@ def exit_code(error: BaseException) -> int:
     return FAILED
 
 
+#: a quoted value (an id, a line, bytes) longer than this is cut to its start in an error line
+QUOTED_KEPT = 80
+#: an error line longer than this keeps its start (the file and line) and its end (what to do)
+LINE_KEPT = 1000
+_LONG = QUOTED_KEPT * 2
+_QUOTED = re.compile(f"'[^'\\n]{{{_LONG},}}'|\"[^\"\\n]{{{_LONG},}}\"")
+
+
+def _cut_quoted(match: re.Match[str]) -> str:
+    quoted = match.group(0)
+    return f"{quoted[:QUOTED_KEPT + 1]}...{quoted[-1]} ({len(quoted) - 2:,} characters)"
+
+
+def shorten(text: str) -> str:
+    """``text`` with each long quoted value cut to its start, and, if still longer than :data:`LINE_KEPT`, its
+    middle left out: an error line stays readable however large the input it quotes (binary garbage, a huge id)."""
+    text = _QUOTED.sub(_cut_quoted, text)
+    if len(text) > LINE_KEPT:
+        head, tail = LINE_KEPT * 3 // 4, LINE_KEPT // 4
+        text = f"{text[:head]} ... ({len(text) - head - tail:,} characters left out) ... {text[-tail:]}"
+    return text
+
+
 def describe(error: BaseException) -> str:
-    """One line naming what failed, and the file and line where known."""
+    """One line naming what failed, and the file and line where known; long quoted values cut (:func:`shorten`)."""
+    return shorten(_describe(error))
+
+
+def _describe(error: BaseException) -> str:
     if isinstance(error, Terminated):
         return str(error)
     if isinstance(error, KeyboardInterrupt):

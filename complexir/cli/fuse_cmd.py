@@ -29,6 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def fuse(args: argparse.Namespace) -> int:
+    from complexir.layout.atomic import remove_tree, replace_folder, sibling
     from complexir.runs.folder import RunsError, RunsFolder, RunsFolderWriter, read_run_file, write_run_file
     from complexir.runs.fusion import fuse as fuse_runs
 
@@ -66,17 +67,50 @@ def fuse(args: argparse.Namespace) -> int:
     digest = hashlib.sha256(f"{method} {args.depth}".encode())
     for folder in folders:
         digest.update(folder.digest.encode())
-    writer = RunsFolderWriter(out, name, f"fusion-{digest.hexdigest()[:16]}", args.depth)
     data = {task: _same_data(folders, task) for task in folders[0].tasks()}  # refused before anything is written
-    for entry in entries:
-        runs = [folder.run(*entry) for folder in folders]
-        fused = fuse_runs(runs, args.method, args.k)
-        deepest = max(map(len, fused.values()), default=0) or 1
-        writer.write(*entry, fused, data=data[entry[0]], depth=min(args.depth or math.inf, deepest))
-    writer.close()
+    if out.exists() or out.is_symlink():
+        _check_replaceable(out, name)  # refused before any fusion
+    # Written beside --out and moved into its place once complete: an interrupted fuse leaves no partial folder
+    # that a later command would take for a hand-made one, and the previous --out stays as it was until then.
+    staging = sibling(out, "tmp")
+    try:
+        writer = RunsFolderWriter(staging, name, f"fusion-{digest.hexdigest()[:16]}", args.depth)
+        for entry in entries:
+            runs = [folder.run(*entry) for folder in folders]
+            fused = fuse_runs(runs, args.method, args.k)
+            deepest = max(map(len, fused.values()), default=0) or 1
+            writer.write(*entry, fused, data=data[entry[0]], depth=min(args.depth or math.inf, deepest))
+        writer.close()
+        replace_folder(staging, out, lambda target: _check_replaceable(target, name))
+    finally:
+        remove_tree(staging)
     print(f"fused {len(folders)} runs folders by {method} into {out.resolve()}: {len(entries)} run file(s), "
           f"system {name}")
     return 0
+
+
+def _check_replaceable(out: Path, name: str) -> None:
+    """``--out`` may be replaced only when it is empty or a runs folder of this fusion (``runs.json`` naming the
+    system ``name``, and run files alone): never a hand-made folder, another system's runs, or other files."""
+    from complexir.runs.folder import MANIFEST, SUFFIX, RunsError, read_manifest
+
+    if not out.is_dir() or out.is_symlink():
+        raise RunsError(f"--out {out}: not a folder; choose a new folder for the fused runs")
+    files = [p for p in out.rglob("*") if not p.is_dir()]
+    if not files:
+        return
+    manifest = out / MANIFEST
+    if not manifest.is_file():
+        raise RunsError(f"--out {out} holds files complexir fuse did not write (it has no {MANIFEST}); choose a new "
+                        "folder for the fused runs")
+    system = read_manifest(manifest, unfinished_ok=True).get("system")
+    if system != name:
+        raise RunsError(f"--out {out} holds the runs of {system}, not of {name}; choose a new folder for the fused "
+                        "runs")
+    other = [p for p in files if p != manifest and not (len(p.relative_to(out).parts) == 3 and p.suffix == SUFFIX)]
+    if other:
+        raise RunsError(f"--out {out} holds files complexir fuse did not write ({other[0]}); choose a new folder for "
+                        "the fused runs")
 
 
 def _same_data(folders: list, task: str) -> dict | None:

@@ -125,7 +125,7 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
     a model's are."""
     import mteb
 
-    from complexir.runs.results import per_query_path
+    from complexir.runs.results import per_query_path, result_cache
 
     tasks = [t for t in tasks if not getattr(t, "rerank", False) and hasattr(t, "coverage_per_query")]
     if not tasks:
@@ -166,7 +166,7 @@ def run_release_runs(args: Any, tasks: list[Any], *, check_no_other_data: Callab
                 continue
             task.per_query_file = per_query_path(output, meta, task_name)
             check_no_other_data(output, meta, task)
-            result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always")
+            result = mteb.evaluate(model, [task], cache=result_cache(output), overwrite_strategy="always")
             task_result = result.task_results[0]
             write_result(output, meta, task_result)
             entry = task_result.scores[splits[0]][0]

@@ -21,8 +21,11 @@ from complexir.cli import runs_options
 from complexir.cli.argument_types import positive_int
 from complexir.cli.early_checks import check_run_arguments
 from complexir.cli.engine_options import add_engine_arguments
+from complexir.cli.failures import shorten
+from complexir.cli.option_checks import refuse_inert_options
 from complexir.cli.text_table import text_table
 from complexir.hub.data_source import DataSource, choose_source
+from complexir.layout.atomic import write_file
 from complexir.metrics import parse_measure
 from complexir.systems.backends import BACKENDS, backend_advice
 
@@ -83,7 +86,7 @@ def add_system_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-stage", default=None, metavar="MODEL_OR_RUNS",
                         help="with a cross-encoder --model: what it reranks on retrieval tasks, a dense model, a "
                              "searcher (e.g. mteb/baseline-bm25s) or a runs folder")
-    parser.add_argument("--rerank-depth", type=positive_int, default=100, metavar="K",
+    parser.add_argument("--rerank-depth", type=positive_int, default=None, metavar="K",
                         help="with --first-stage: the cross-encoder reranks each query's top K (default: 100)")
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="let a model that ships its own Python code run it (an explicit opt-in, never the "
@@ -102,10 +105,11 @@ def prompt_arg(text: str) -> tuple[str, str]:
 
 def describe_run_system(args: argparse.Namespace) -> Any:
     """The system ``complexir run`` was asked for (``complexir.systems.kinds.describe_system``)."""
-    from complexir.systems.kinds import describe_system
+    from complexir.systems.kinds import DEFAULT_RERANK_DEPTH, describe_system
 
+    depth = DEFAULT_RERANK_DEPTH if args.rerank_depth is None else args.rerank_depth
     return describe_system(args.model, runs=getattr(args, "runs", None), first_stage=args.first_stage,
-                           rerank_depth=args.rerank_depth, trust_remote_code=args.trust_remote_code,
+                           rerank_depth=depth, trust_remote_code=args.trust_remote_code,
                            prompts=dict(args.prompt or []))
 
 
@@ -173,9 +177,11 @@ def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
     if not path.is_file():
         return
     try:
-        existing = json.loads(path.read_text()).get("dataset_revision")
-    except (OSError, ValueError):
-        existing = None
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:  # not "other data": a file cut short (a full disk, a kill) or broken
+        raise ValueError(f"{path}:{error.lineno}: not valid JSON (truncated?): the result of this model and task "
+                         "that this run would replace cannot be read; remove it, or choose another --output") from None
+    existing = payload.get("dataset_revision") if isinstance(payload, dict) else None
     ours = task.data_provenance()
     if existing == ours.revision or (ours.is_demo and provenance.kind_of_revision(existing) == provenance.DEMO):
         return
@@ -192,8 +198,7 @@ def write_unrounded_result(output: Path, meta: Any, task_result: Any) -> Path:
     path = mteb.ResultCache(output).get_task_result_path(task_result.task_name, meta)
     payload = task_result.model_dump()
     payload["date"] = task_result.date.timestamp() if task_result.date else None
-    path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    return path
+    return write_file(path, json.dumps(payload, indent=2))  # atomic: a full disk leaves mteb's file as it was
 
 
 def one_line_reason(error: BaseException) -> str:
@@ -240,11 +245,12 @@ def render_table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_inert_options(args)  # options this mode would ignore, before anything is read
     check_run_arguments(args)  # names and folders: refused before the imports below, which take seconds
     logger.info("loading mteb and the model...")
     import mteb
 
-    from complexir.runs.results import per_query_path
+    from complexir.runs.results import per_query_path, result_cache
     from complexir.systems.kinds import build_search_model, check_tasks
 
     system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
@@ -257,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
         return run_release_runs(args, tasks, check_no_other_data=check_no_other_data,
                                 write_result=write_unrounded_result)
     check_tasks(system, tasks)
+    runs_options.check_first_stage_data(args, system, tasks)  # runs made on other data, before a model is loaded
     logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
 
     setup = runs_options.fixed_runs_setup(args, tasks) if system.kind == "runs" else build_search_model(system, args)
@@ -284,21 +291,22 @@ def run(args: argparse.Namespace) -> int:
                 if task.data_dir is not None:  # a Hub repo is named by its commit once the task has resolved it
                     data[BENCHMARK_OF[name]] = task.data_provenance()
                     check_no_other_data(output, meta, task)
-                result = mteb.evaluate(model, [task], cache=mteb.ResultCache(output), overwrite_strategy="always",
+                result = mteb.evaluate(model, [task], cache=result_cache(output), overwrite_strategy="always",
                                        encode_kwargs={"batch_size": args.batch_size})
             except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
                 raise
             except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
-                logger.error("%s failed: %s", name, one_line_reason(error))
+                logger.error("%s failed: %s: %s", name, type(error).__name__, shorten(" ".join(str(error).split())))
                 logger.debug("%s: traceback", name, exc_info=True)
                 rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
+                runs_options.discard_saved_runs(saved_runs, name)
                 continue
             data[BENCHMARK_OF[name]] = task.data_provenance()
             write_unrounded_result(output, meta, result.task_results[0])
             results.append((task, result.task_results[0]))
     finally:
         setup.close()
-        runs_options.close_save_runs(saved_runs)
+    runs_options.close_save_runs(saved_runs)  # only after every task ran: an interrupted run stays marked unfinished
     # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
     encodes = getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None
     for task, task_result in results:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from complexir.cli.option_checks import refuse_saving_into
 from complexir.runs.folder import RunsError
 
 logger = logging.getLogger(__name__)
@@ -24,6 +25,10 @@ def add_runs_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-runs", nargs="?", const="", default=None, metavar="DIR",
                         help="write every task's ranking (each subset and split, at the search depth) as TREC run "
                              "files in a runs folder (default: <output>/runs/<model>/<revision>/)")
+    parser.add_argument("--allow-other-data", action="store_true",
+                        help="with --runs or a --first-stage of runs: use a runs folder whose runs.json says its "
+                             "rankings were made on other data (another build or revision) than the data scored; "
+                             "refused without it")
 
 
 def runs_task_names(args: argparse.Namespace) -> list[str] | None:
@@ -88,8 +93,44 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
                         f"from {folder.path}")
     for entry in wanted:  # every file parsed now (format, NaN/inf, repeats): refused before anything is scored
         folder.run(*entry)
+    if not getattr(args, "allow_other_data", False):
+        for task in tasks:
+            refuse_other_data(folder, task)
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
+
+
+def check_first_stage_data(args: argparse.Namespace, system: Any, tasks: list[Any]) -> None:
+    """A first stage of fixed runs (``--first-stage RUNS``) made on other data than the data scored is refused as
+    ``--runs`` is (:func:`refuse_other_data`), unless ``--allow-other-data``."""
+    first = getattr(system, "first_stage", None)
+    if first is None or first.runs is None or getattr(args, "allow_other_data", False):
+        return
+    if not Path(first.runs).expanduser().is_dir():
+        return  # refused as a first stage when the search is built (a runs folder, not one file)
+    from complexir.runs.folder import RunsFolder
+
+    folder = RunsFolder(first.runs)
+    for task in tasks:
+        refuse_other_data(folder, task)
+
+
+def refuse_other_data(folder: Any, task: Any) -> None:
+    """A runs folder whose ``runs.json`` says ``task``'s rankings were made on other data than the data scored
+    (another build's digest, another Hub revision) is refused, as ``complexir fuse`` refuses it: its document ids
+    may name other documents. Demo data against demo data is fine (a newer complexir may ship a changed demo)."""
+    from complexir.hub import provenance
+    from complexir.runs.folder import MANIFEST
+
+    recorded = (folder.data(task.metadata.name) or {}).get("revision")
+    if recorded is None:
+        return
+    ours = task.data_provenance()
+    if recorded == ours.revision or (ours.is_demo and provenance.kind_of_revision(recorded) == provenance.DEMO):
+        return
+    raise RunsError(f"{folder.path / MANIFEST}: the runs of {task.metadata.name} were made on data {recorded!r}, but "
+                    f"this run scores {ours.describe()}; score them on the data they ranked (--data-dir), or pass "
+                    "--allow-other-data to score them anyway")
 
 
 def _subsets(task: Any) -> list[str]:
@@ -120,8 +161,16 @@ def save_runs_writer(args: argparse.Namespace, model: Any, tasks: list[Any], out
         task = by_name.get(name)
         return task.data_provenance().as_dict() if task is not None else None
 
+    if args.runs:
+        refuse_saving_into(folder, Path(args.runs))
     writer = RunsFolderWriter(folder, meta.name, meta.revision, None)
     return RecordingSearch(model, writer, data=data), writer
+
+
+def discard_saved_runs(writer: Any, task: str) -> None:
+    """A task failed part-way: its saved runs (if any) may be partial, so they are not kept."""
+    if writer is not None:
+        writer.discard(task)
 
 
 def close_save_runs(writer: Any) -> None:

@@ -11,7 +11,7 @@ import shutil
 import signal
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -132,3 +132,54 @@ def replace_folder(new: Path, target: Path, check_replaceable: Callable[[Path], 
             if problem:
                 raise LeftoverError(old, f"{target} is the new build, but the previous folder, moved aside to "
                                     f"{old}, could not be deleted ({problem}); delete it by hand")
+
+
+FileContent = str | bytes | Callable[[Path], object]
+
+
+def _named(error: OSError, path: Path) -> OSError:
+    """``error`` with ``path`` as its file name when it has none (a full disk fails a ``write``, which names no
+    file): the CLI's one line then says which file could not be written."""
+    if error.filename is not None:
+        return error
+    named = OSError(error.errno, error.strerror or str(error), str(path))
+    named.__cause__ = error
+    return named
+
+
+def _write_one(temporary: Path, content: FileContent) -> None:
+    if callable(content):
+        content(temporary)  # e.g. matplotlib's savefig, given the temporary name to write
+    elif isinstance(content, bytes):
+        temporary.write_bytes(content)
+    else:
+        temporary.write_text(content, encoding="utf-8")
+
+
+def write_files(contents: Mapping[Path, FileContent]) -> list[Path]:
+    """Write several files as one step: each to a hidden temporary sibling (``content`` is text, bytes, or a
+    function given the temporary path to write), and only when every one is complete, all renamed into place
+    (signals held meanwhile). On any failure (a full disk, Ctrl-C) every temporary is removed and the files that
+    were there before are untouched; an ``OSError`` names the file it failed on."""
+    written: dict[Path, Path] = {}
+    try:
+        for path, content in contents.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = written[path] = sibling(path, "tmp")
+            try:
+                _write_one(temporary, content)
+            except OSError as error:
+                raise _named(error, path) from error
+        with signals_deferred():
+            for path, temporary in written.items():
+                os.replace(temporary, path)
+    finally:
+        for temporary in written.values():
+            temporary.unlink(missing_ok=True)
+    return list(written)
+
+
+def write_file(path: str | os.PathLike[str], content: FileContent) -> Path:
+    """Write one file atomically (:func:`write_files`): a reader sees the previous file or the whole new one."""
+    return write_files({Path(path): content})[0]

@@ -38,6 +38,7 @@ from complexir.runs.trec_io import (
     read_nugget_qrels,
     read_qrels_columns,
     read_run_pieces,
+    refuse_relabelled,
 )
 
 __all__ = ["evaluate_columns", "evaluate_files"]
@@ -255,6 +256,19 @@ def _adhoc(measures: list[Measure], qids: list[str], ranked: _Ranked, q_topic: n
     return adhoc_scores_of_codes(ranked.topic, ranked.doc, q_topic, ranked.judged_doc, q_label, measures, qids)
 
 
+def _refuse_relabelled(qrels: QrelsColumns, q_topic: np.ndarray, doc: np.ndarray) -> None:
+    """A (topic, iteration, doc) judged twice with two labels is refused at its line, as trec_eval refuses it:
+    no label may be picked silently. The same doc under two iterations (ndeval's nuggets) is two judgments."""
+    if len(doc) < 2:
+        return
+    iteration = _codes(qrels.iteration, _distinct(qrels.iteration))[0].astype(np.int64)
+    order = np.lexsort((qrels.label, doc, iteration, q_topic))
+    same = (q_topic[order][1:] == q_topic[order][:-1]) & (iteration[order][1:] == iteration[order][:-1]) & (
+        doc[order][1:] == doc[order][:-1])
+    if (same & (qrels.label[order][1:] != qrels.label[order][:-1])).any():
+        refuse_relabelled(qrels.path)
+
+
 def _nugget_judgments(qrels: QrelsColumns, q_topic: np.ndarray, doc: np.ndarray) -> NuggetJudgments:
     """Flat judgments in the dict reader's order (:func:`~complexir.metrics.coverage.nugget_judgments`); a (topic,
     nugget, doc) listed twice with two labels is the dict reader's error, naming the line."""
@@ -327,6 +341,7 @@ def _evaluate(
     q_topic = _codes(qrels.topic, qid_array)[0].astype(np.int64)
     ranked = _rank(top, lambda whole: collect(qid_array, depth, whole), nq, depth, q_topic, qrels.doc, run_path)
     del top
+    _refuse_relabelled(qrels, q_topic, ranked.judged_doc)
     out: dict[str, np.ndarray] = {}
     adhoc = [m for m in parsed if m.kind == "adhoc"]
     if adhoc:

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote, unquote
 
-from complexir.layout.atomic import sibling
+from complexir.layout.atomic import remove_tree, write_file
+from complexir.layout.errors import LeftoverError
 from complexir.runs.trec_io import TrecFormatError, read_run_columns
 
 logger = logging.getLogger(__name__)
@@ -120,18 +121,8 @@ def write_run_file(path: str | os.PathLike[str], results: Mapping[str, Mapping[s
             if not qid or not doc:
                 raise RunsError(f"{path}: query {qid!r}, document {doc!r}: a TREC run cannot hold an empty id")
             lines.append(f"{encode_id(qid)} Q0 {encode_id(doc)} {rank} {float(score)!r} {tag}\n")
-    _write_atomic(path, "".join(lines))
+    write_file(path, "".join(lines))
     return path
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = sibling(path, "tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
@@ -144,6 +135,45 @@ def file_digest(path: str | os.PathLike[str]) -> str:
 
 # ------------------------------------------------------------------------------------------------ a runs folder
 Entry = tuple[str, str, str]  # (task, hf_subset, split)
+#: ``runs.json`` holds ``"complete": false`` while a command is writing the folder: one that stopped half-way
+#: (Ctrl-C, a full disk, a crash) never looks like a finished runs folder, with its manifest or as a hand-made one
+COMPLETE = "complete"
+
+
+def read_manifest(file: Path, *, unfinished_ok: bool = False) -> dict[str, Any]:
+    """``runs.json``, its fields checked: RunsError naming the file for anything but the format of the module
+    docstring, and (unless ``unfinished_ok``) for the manifest of a folder whose writing did not finish."""
+    def refuse(problem: str) -> RunsError:
+        return RunsError(f"{file}: {problem}; runs.json is written by complexir run --save-runs and complexir fuse: "
+                         "write the folder again, or delete runs.json to read its TREC files as a hand-made folder")
+
+    try:
+        manifest = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RunsError(f"{file}:{error.lineno}: not valid JSON ({error.msg}); write the folder again, or delete "
+                        "runs.json to read its TREC files as a hand-made folder") from None
+    except UnicodeDecodeError:
+        raise refuse("not UTF-8 text") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise refuse(f"not a runs manifest (expected \"format\": \"{FORMAT}\")")
+    for key in ("system", "revision"):
+        if not isinstance(manifest.get(key), (str, type(None))):
+            raise refuse(f'"{key}" must be a string, got {type(manifest[key]).__name__} {manifest[key]!r:.60}')
+    depth = manifest.get("depth")
+    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
+        raise refuse(f'"depth" must be a whole number >= 1 or null, got {depth!r:.60}')
+    tasks = manifest.get("tasks", {})
+    if not isinstance(tasks, dict):
+        raise refuse('"tasks" must be an object (task name -> {"data": ...})')
+    for task, entry in tasks.items():
+        data = entry.get("data") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(data, (dict, type(None))) or (
+                data is not None and not isinstance(data.get("revision"), (str, type(None)))):
+            raise refuse(f'task {task!r:.60}: expected {{"data": {{"revision": "...", ...}} or null}}')
+    if manifest.get(COMPLETE, True) is not True and not unfinished_ok:
+        raise RunsError(f"{file}: the command writing this runs folder did not finish (interrupted, or it failed), so "
+                        "its run files may be partial; write it again")
+    return manifest
 
 
 class RunsFolder:
@@ -185,17 +215,7 @@ class RunsFolder:
 
     def _read_manifest(self) -> dict[str, Any]:
         file = self.path / MANIFEST
-        if not file.is_file():
-            return {}
-        try:
-            manifest = json.loads(file.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise RunsError(f"{file}:{error.lineno}: not valid JSON ({error.msg})") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise RunsError(f"{file}: not a runs manifest (expected \"format\": \"{FORMAT}\")")
-        if not isinstance(manifest.get("tasks", {}), dict):
-            raise RunsError(f"{file}: \"tasks\" must be an object (task name -> {{\"data\": ...}})")
-        return manifest
+        return read_manifest(file) if file.is_file() else {}
 
     # -- what it holds ------------------------------------------------------------------------------------------
     @property
@@ -269,16 +289,21 @@ class RunsFolderWriter:
         self.path = Path(path).expanduser()
         self.system, self.revision, self.depth = system, revision, depth
         self.tasks: dict[str, dict[str, Any]] = {}
+        self._started = False
+        self._written: set[str] = set()  # the tasks this writer wrote run files of
         manifest = self.path / MANIFEST
         if self.path.exists() and not self.path.is_dir():
             raise RunsError(f"{self.path}: not a folder")
         if manifest.is_file():
-            old = json.loads(manifest.read_text(encoding="utf-8"))
+            old = read_manifest(manifest, unfinished_ok=True)  # one being rewritten
             if (old.get("system"), old.get("revision")) != (system, revision):
                 raise RunsError(f"{self.path} holds runs of {old.get('system')} (revision {old.get('revision')}), "
                                 f"not {system} (revision {revision}); choose another folder")
             self.tasks = dict(old.get("tasks", {}))
             self.depth = max((d for d in (depth, old.get("depth")) if d is not None), default=None)
+        elif self.path.is_dir() and any(self.path.iterdir()):
+            raise RunsError(f"{self.path} holds files complexir did not write (it has no {MANIFEST}): choose another "
+                            "folder (an empty or new one)")
 
     def path_of(self, task: str, hf_subset: str, split: str) -> Path:
         return self.path / task / hf_subset / f"{split}{SUFFIX}"
@@ -288,6 +313,10 @@ class RunsFolderWriter:
         for part in (task, hf_subset, split):
             if not part or "/" in part or part in (".", ".."):
                 raise RunsError(f"{self.path}: {part!r} cannot name a folder of a runs folder")
+        if not self._started:  # marked unfinished before the first run file changes, until close()
+            self._write_manifest(complete=False)
+            self._started = True
+        self._written.add(task)
         path = write_run_file(self.path_of(task, hf_subset, split), results, self.system, depth)
         entry = self.tasks.setdefault(task, {})
         if data is not None or "data" not in entry:
@@ -296,12 +325,24 @@ class RunsFolderWriter:
             self.depth = max(depth, self.depth or 0)
         return path
 
+    def discard(self, task: str) -> None:
+        """Drop ``task``'s runs if this writer wrote any (its evaluation failed part-way: they may be partial)."""
+        if task in self._written:
+            self._written.discard(task)
+            self.tasks.pop(task, None)
+            problem = remove_tree(self.path / task)
+            if problem:
+                raise LeftoverError(self.path / task, f"{self.path / task}: a failed task's runs could not be "
+                                                      f"deleted ({problem}); delete them by hand")
+
     def close(self) -> Path:
+        """``runs.json``, marking the folder complete: call it only when every run was written."""
+        return self._write_manifest(complete=True)
+
+    def _write_manifest(self, complete: bool) -> Path:
         manifest = {"format": FORMAT, "system": self.system, "revision": self.revision, "depth": self.depth,
-                    "tasks": dict(sorted(self.tasks.items()))}
-        path = self.path / MANIFEST
-        _write_atomic(path, json.dumps(manifest, indent=1) + "\n")
-        return path
+                    "tasks": dict(sorted(self.tasks.items())), **({} if complete else {COMPLETE: False})}
+        return write_file(self.path / MANIFEST, json.dumps(manifest, indent=1) + "\n")
 
 
 # ------------------------------------------------------------------------------------------------ search models
@@ -386,6 +427,7 @@ class FixedRunsSearch:
         queries = queries | set(searched)
         known_docs = self._corpus | documents
         checked: Results = {}
+        spelled: dict[tuple[str, str], tuple[str, str]] = {}  # (query, document) -> the (qid, doc) that named it
         for qid, docs in run.items():
             query = decode_id(qid, queries)
             if query is None:
@@ -397,7 +439,13 @@ class FixedRunsSearch:
                 if document is None:
                     raise RunsError(f"{path}:{line_of(path, qid, doc)}: document {doc!r} (query {qid!r}) is not in "
                                     f"the corpus of {task} ({hf_subset}, {split})")
+                if document in ranking:  # two spellings of one id (percent-encoded and not): a ranking holds it once
+                    first = spelled[(query, document)]
+                    raise RunsError(f"{path}:{line_of(path, qid, doc)}: query {qid!r}, document {doc!r} is listed "
+                                    f"twice: it names {document!r}, as {first[1]!r} (query {first[0]!r}, line "
+                                    f"{line_of(path, *first)}) does")
                 ranking[document] = score
+                spelled[(query, document)] = (qid, doc)
         self._checked[key] = checked
         return checked
 

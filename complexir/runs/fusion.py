@@ -39,12 +39,26 @@ def reciprocal_ranks(scores: Mapping[str, float], k: int) -> dict[str, float]:
     return {doc: 1 / (k + rank) for rank, (doc, _) in enumerate(ranked(scores), 1)}
 
 
+def max_rrf_k(depth: int, runs: int) -> int:
+    """The largest RRF ``k`` at which ``1 / (k + rank)``, summed over ``runs`` runs, still tells the ranks 1 ..
+    ``depth`` apart in float64: adjacent ranks differ by ``1 / (k + rank)`` relative, which must stay above the
+    rounding of a sum of ``runs`` terms (``runs`` units in the last place, 2**-52 each). Beyond it every document
+    ties and the fusion is document-id order."""
+    return 2**52 // max(runs, 1) - depth - 1
+
+
 def fuse(runs: Sequence[Mapping[str, Mapping[str, float]]], method: str, k: int = DEFAULT_K) -> Results:
     """The fusion of ``runs`` (each ``qid -> docid -> score``) by ``method`` (one of :data:`METHODS`)."""
     if method not in METHODS:
         raise ValueError(f"unknown fusion method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "rrf" and k < 0:
         raise ValueError(f"RRF's k must be at least 0, got {k}")
+    if method == "rrf":
+        depth = max((len(docs) for run in runs for docs in run.values()), default=0)
+        if k > max_rrf_k(depth, len(runs)):
+            raise ValueError(f"RRF's k (--k) {k} is too large: for rankings of up to {depth} documents fused over "
+                             f"{len(runs)} runs, 1/(k + rank) no longer tells the ranks apart in floating point, and "
+                             f"the fusion would be document-id order; use k <= {max_rrf_k(depth, len(runs))}")
     queries = sorted({qid for run in runs for qid in run})
     out: Results = {}
     for qid in queries:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from complexir.layout.atomic import write_file
+
 logger = logging.getLogger(__name__)
 
 #: mteb files a model's experiments (``ModelMeta.experiment_kwargs``) in ``<model>/<revision>/experiments/<name>/``
@@ -39,6 +41,9 @@ class ModelRun:
     label: str = ""  # the model as tables name it: mteb's ``model_name_with_experiment``
     #: task → the data its per-query file says it scored (``DataProvenance.as_dict()``), where the file names it
     per_query_data: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: task → the file its result was read from, and the file its per-query scores were read from
+    result_files: dict[str, Path] = field(default_factory=dict)
+    per_query_files: dict[str, Path] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.model
@@ -67,15 +72,39 @@ def write_per_query(path: Path, task_name: str, meta: Any, scores: dict[str, Any
     --baseline`` tests significance on. The task writes them at the end of its evaluation, to the path
     ``complexir run`` gives it (:func:`per_query_path`); ``meta`` is the evaluated model's (the outermost wrapper),
     so the file sits beside the result JSON mteb writes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"task": task_name, "model": meta.name, "revision": meta.revision,
                "experiment": meta.experiment_name, "scores": scores}
     if meta.experiment_kwargs:  # what the experiment is, in full (its name may be a hash): a two-stage system's
         payload["experiment_kwargs"] = meta.experiment_kwargs  # first stage and depth, --trust-remote-code, prompts
     if data is not None:  # the data scored (complexir.hub.provenance)
         payload["data"] = data
-    path.write_text(json.dumps(payload, indent=1, sort_keys=True))
+    write_file(path, json.dumps(payload, indent=1, sort_keys=True))  # atomic: never a half-written file
+
+
+class _WrittenAtomically:
+    """A ``TaskResult`` whose ``to_disk`` writes a temporary sibling and renames it into place (mteb's own writes
+    the file in place: a full disk or a kill leaves it cut short, the previous result lost)."""
+
+    def __init__(self, result: Any):
+        self._result = result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._result, name)
+
+    def to_disk(self, path: Path) -> None:
+        write_file(path, self._result.to_disk)
+
+
+def result_cache(output: Path) -> Any:
+    """``mteb.ResultCache(output)`` that saves each result JSON atomically (:class:`_WrittenAtomically`): what
+    ``complexir run`` hands ``mteb.evaluate``."""
+    import mteb
+
+    class AtomicResultCache(mteb.ResultCache):
+        def save_to_cache(self, task_result: Any, *args: Any, **kwargs: Any) -> None:
+            super().save_to_cache(_WrittenAtomically(task_result), *args, **kwargs)
+
+    return AtomicResultCache(output)
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -208,6 +237,7 @@ def _load(found: _ResultFolder) -> ModelRun:
             message = " ".join(str(error).split())[:300]
             raise ValueError(f"{file}: not an MTEB result file ({type(error).__name__}: {message})") from None
         run.task_results[result.task_name] = result
+        run.result_files[result.task_name] = file
     # complexir run's per_query/ mirrors results/ (experiments included); a folder may also hold its own.
     candidates = []
     if len(folder.parents) > (3 if found.experiment else 1) + 1:
@@ -218,7 +248,9 @@ def _load(found: _ResultFolder) -> ModelRun:
         for file in sorted(per_query_dir.glob("*.json")) if per_query_dir.is_dir() else []:
             payload = _read_json(file)
             try:
+                _check_per_query_shape(file, payload["scores"])
                 run.per_query[payload["task"]] = payload["scores"]
+                run.per_query_files[payload["task"]] = file
                 if payload.get("data") is not None:
                     run.per_query_data[payload["task"]] = payload["data"]
             except (KeyError, TypeError) as error:
@@ -226,6 +258,23 @@ def _load(found: _ResultFolder) -> ModelRun:
     logger.info("%s (%s): %d task result(s), per-query scores for %d", run.label, run.revision,
                 len(run.task_results), len(run.per_query))
     return run
+
+
+def _check_per_query_shape(file: Path, scores: Any) -> None:
+    """``scores`` as :func:`write_per_query` writes them (subset -> split -> measure -> query -> number), else a
+    ValueError naming the file and where it departs."""
+    def number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    if not isinstance(scores, dict):
+        raise ValueError(f"{file}: 'scores' must be an object (subset -> split -> measure -> query -> number)")
+    for subset, splits in scores.items():
+        for split, measures in (splits.items() if isinstance(splits, dict) else [(None, None)]):
+            for measure, values in (measures.items() if isinstance(measures, dict) else [(None, None)]):
+                if not isinstance(values, dict) or not all(number(v) for v in values.values()):
+                    where = "/".join(str(part) for part in (subset, split, measure) if part is not None)
+                    raise ValueError(f"{file}: scores/{where:.200}: expected query -> number (subset -> split -> "
+                                     "measure -> query -> number); not a per-query score file complexir wrote")
 
 
 def load_runs(path: str | Path) -> list[ModelRun]:

@@ -45,6 +45,7 @@ __all__ = [
     "read_run",
     "read_run_columns",
     "read_run_pieces",
+    "refuse_relabelled",
 ]
 
 logger = logging.getLogger(__name__)
@@ -416,6 +417,19 @@ def read_nugget_qrels(
             )
         docs[doc] = value
     return out
+
+
+def refuse_relabelled(path: str | os.PathLike[str]) -> None:
+    """TrecFormatError at the first line of a qrels file that judges a (topic, iteration, doc) again with another
+    label (trec_eval refuses such a file; a label must not be picked silently)."""
+    labels: dict[tuple[str, str, str], tuple[int, int]] = {}
+    for lineno, (topic, iteration, doc, text) in _lines(path, len(_QRELS), " ".join(_QRELS)):
+        value = _label(path, lineno, text)
+        first = labels.setdefault((topic, iteration, doc), (value, lineno))
+        if first[0] != value:
+            raise TrecFormatError(path, lineno, f"topic {topic!r}, doc {doc!r} (iteration {iteration!r}) is judged "
+                                                f"twice with different labels ({first[0]} at line {first[1]}, {value} "
+                                                "here); judge each once")
 
 
 def _line_of_row(path: str | os.PathLike[str], row: int) -> int:

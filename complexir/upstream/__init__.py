@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,17 +30,22 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise UpstreamFormatError(path, None, "file missing")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise UpstreamFormatError(path, number, f"invalid JSON: {error.msg}") from None
-            if not isinstance(record, dict):
-                raise UpstreamFormatError(path, number, f"expected a JSON object, got {type(record).__name__}")
-            yield number, record
+    number = 0
+    try:
+        with opener(path, "rt", encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise UpstreamFormatError(path, number, f"invalid JSON: {error.msg}") from None
+                if not isinstance(record, dict):
+                    raise UpstreamFormatError(path, number, f"expected a JSON object, got {type(record).__name__}")
+                yield number, record
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:  # gzip names neither the file nor where
+        raise UpstreamFormatError(path, None, f"a truncated or corrupt gzip file ({error or type(error).__name__}; "
+                                              f"{number} line(s) read): download or unpack it again") from None
 
 
 def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: bool = False,

@@ -146,12 +146,13 @@ def listed_subsets(root: Path) -> list[str]:
 
 
 def available_subsets(root: Path, subsets: Sequence[str]) -> list[str]:
-    """The subsets to build by default: those the release's card lists (every one must then be found: a listed
-    subset is never dropped silently), else those whose nuggets and qrels files the release holds."""
+    """The subsets to build by default: those the release's card lists, else those the release holds any file of
+    (topics, nuggets or qrels). Every one must then be found whole (:func:`read_subset` names a missing file): a
+    subset with some of its files is never dropped silently."""
     listed = [s for s in listed_subsets(root) if s in subsets]
     if listed:
         return listed
-    return [s for s in subsets if find_nuggets_file(root, s) and find_qrels_file(root, s)]
+    return [s for s in subsets if find_nuggets_file(root, s) or find_qrels_file(root, s) or find_topics_files(root, s)]
 
 @dataclass
 class Topic:
