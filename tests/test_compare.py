@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -303,3 +304,23 @@ def test_demo_results_are_refused_unless_allowed_then_labelled(three_runs, tmp_p
     shutil.copytree(demo, tmp_path / "demo2")
     md = make_compare([demo, tmp_path / "demo2"], tmp_path / "cmp", allow_demo=True).read_text()
     assert "DEMO data, not benchmark scores" in md and "NOT benchmark scores" in md
+
+
+def test_every_measure_compare_prints_is_a_measure_it_and_evaluate_accept(compared, three_runs, tmp_path):
+    """compare's headings (``### MAP@10 (test)``) and compare.json's keys are spellings of the parser every command
+    uses: given back to ``--measure``, each selects the same measure."""
+    from complexir.cli.main import main
+    from complexir.metrics import parse_measure
+
+    out, result = compared
+    labels = re.findall(r"^### (.+) \(\w+\)$", (out / "compare.md").read_text(), flags=re.M)
+    assert "MAP@10" in labels or "nDCG@10" in labels
+    keys = {c["measure"] for c in result["cells"]}
+    assert {parse_measure(label).mteb_key for label in labels} <= keys
+    label = labels[0]
+    again = tmp_path / "again"
+    assert main(["compare", *(str(three_runs[k]) for k in ("full", "short8")), "--measure", label,
+                 "--measure", parse_measure(label).mteb_key, "--out", str(again)]) == 0
+    # Judged@10 is always shown beside the measures asked for, to qualify them
+    assert {c["measure"] for c in json.loads((again / "compare.json").read_text())["cells"]} - {"judged_at_10"} == {
+        parse_measure(label).mteb_key}

@@ -111,21 +111,18 @@ def find_baseline(systems: list[System], name: str) -> System:
 
 
 def measure_keys(requested: list[str] | None) -> list[str] | None:
-    """``--measure`` names (ir_measures spelling, ``nDCG@10``, or MTEB score keys, ``ndcg_at_10``) as score keys."""
+    """``--measure`` names, in any spelling the measure registry reads (``nDCG@10``, ``MAP@10``, ``ndcg_at_10``), as
+    score keys."""
     if not requested:
         return None
-    from complexir.metrics.measures import from_mteb_key, parse_measure
+    from complexir.metrics.measures import parse_measure
 
     keys = []
     for name in requested:
         try:
             keys.append(parse_measure(name).mteb_key)
-        except ValueError:
-            try:
-                keys.append(from_mteb_key(name).mteb_key)
-            except ValueError:
-                raise ValueError(f"--measure {name!r}: not a measure name (e.g. nDCG@10) or MTEB score key "
-                                 "(e.g. ndcg_at_10)") from None
+        except ValueError as error:
+            raise ValueError(f"--measure {name!r}: {error}") from None
     return list(dict.fromkeys(keys))
 
 
