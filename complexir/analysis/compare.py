@@ -26,7 +26,7 @@ import numpy as np
 
 from complexir.analysis import statistics
 from complexir.analysis.published import published_table
-from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
+from complexir.analysis.tables import JUDGED_CEILING_KEY, JUDGED_KEY, fmt_score, judged_low, judged_rule, metric_label
 from complexir.runs.results import ModelRun, load_runs
 
 logger = logging.getLogger(__name__)
@@ -362,7 +362,7 @@ def _judged_flag(out: Comparison, system: System, bench: str, task: str, subset:
     if task == AVERAGE:
         return False
     cell = out.cell(system, bench, task, subset, split, JUDGED_KEY)
-    return cell is not None and judged_low(cell["mean"])
+    return cell is not None and judged_low(cell["mean"], system.mean(task, subset, split, JUDGED_CEILING_KEY))
 
 
 def _md_cell(out: Comparison, s: System, bench: str, task: str, subset: str, split: str, measure: str) -> str:
@@ -402,9 +402,9 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
               + ("**▲**/**▼**: significantly better/worse than the baseline"
                  if out.baseline else "<sup>B</sup> after a score: significantly better than system B")
               + f" (Holm-adjusted randomisation p < {ALPHA}); {n_sig} of {len(out.tests)} tests are. "
-              f"† : Judged@10 below {JUDGED_FLOOR} on that task (most of its top 10 is unjudged, counted as "
-              "non-relevant). Average rows: the mean over the benchmark's retrieval tasks every system scored (a "
-              "task's score the mean of its subsets); its test is stratified by task. All p-values are in "
+              f"† : {judged_rule()} on that task (most of what could be judged in its top 10 is not, and "
+              "counts as non-relevant). Average rows: the mean over the benchmark's retrieval tasks every system "
+              "scored (a task's score the mean of its subsets); its test is stratified by task. All p-values are in "
               "`compare.json`."]
     if out.untestable:
         lines += ["", "Not tested (no per-query scores; a plain `mteb run` folder keeps only means): "

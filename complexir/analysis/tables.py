@@ -7,6 +7,7 @@ same rows as PNG and takes its metric labels from here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,14 +16,36 @@ from complexir.metrics.measures import measure_label
 from complexir.runs.results import ModelRun
 
 # Labels of the score keys that are not measures; a measure's label comes from the measure registry.
-METRIC_LABELS = {"doc_token_share_seen": "tokens seen"}
+METRIC_LABELS = {"doc_token_share_seen": "doc tokens read (share)",  # LoCoV1: a share of each document, not a count
+                 "judged_at_10_max": "Judged@10 allowed by the qrels"}
 JUDGED_KEY = "judged_at_10"  # every task's Judged@10 (ir_measures' judgment rate)
-JUDGED_FLOOR = 0.5  # below it most of a task's top 10 is unjudged: its scores are lower bounds
+# The largest Judged@10 the task's qrels allow (complexir.tasks.layout_task.JUDGED_CEILING_KEY): one judged document
+# per query allows 0.1. Results written before it have none: then the ceiling is 1.
+JUDGED_CEILING_KEY = "judged_at_10_max"
+JUDGED_FLOOR = 0.5  # below this share of its ceiling, most of what could be judged in a task's top 10 is not
 
 
-def judged_low(value: object) -> bool:
-    """Whether a Judged@10 value is below :data:`JUDGED_FLOOR` (None or a non-number: not known, so not low)."""
-    return isinstance(value, (int, float)) and value < JUDGED_FLOOR
+def judged_low(value: object, ceiling: object = None) -> bool:
+    """Whether a Judged@10 value is below :data:`JUDGED_FLOOR` times the largest Judged@10 the qrels allow
+    (``ceiling``; None: 1, as for results that do not record it). A value that is not a number is not known, so not
+    low; nor is anything when the qrels judge nothing."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    top = float(ceiling) if isinstance(ceiling, (int, float)) and not isinstance(ceiling, bool) else 1.0
+    return top > 0 and value < JUDGED_FLOOR * top
+
+
+def judged_low_in(scores: Mapping[str, Any]) -> bool:
+    """:func:`judged_low` of a task's scores (its Judged@10 against the ceiling they record)."""
+    return judged_low(scores.get(JUDGED_KEY), scores.get(JUDGED_CEILING_KEY))
+
+
+def judged_rule() -> str:
+    """How a low Judged@10 is decided, in words, for the notes under tables."""
+    return (f"Judged@10 below {JUDGED_FLOOR:g} of the largest the task's qrels allow (1 when every top 10 could be "
+            "judged; 0.1 when one document per query is judged)")
+
+
 SECTION_START = "<!-- complexir-report:start -->"
 SECTION_END = "<!-- complexir-report:end -->"
 
@@ -39,6 +62,7 @@ class Row:
     baseline: dict[str, float] = field(default_factory=dict)
     tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → statistics.paired_tests + Holm
     judged: float | None = None  # Judged@10 of the model's ranking, where the result has it
+    judged_max: float | None = None  # the largest Judged@10 the task's qrels allow, where the result has it
 
 
 def metric_label(metric: str) -> str:
@@ -87,11 +111,11 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation")),
                           _fmt_p(r.tests.get(m, {}).get("p_randomisation_holm"))]
         if judged:
-            cells.append(fmt_score(r.judged) + (" ⚠" if judged_low(r.judged) else ""))
+            cells.append(fmt_score(r.judged) + (" ⚠" if judged_low(r.judged, r.judged_max) else ""))
         lines.append("| " + " | ".join(cells) + " |")
-    low = [f"{r.task} ({r.subset})" for r in rows if judged_low(r.judged)]
+    low = [f"{r.task} ({r.subset})" for r in rows if judged_low(r.judged, r.judged_max)]
     if low:
-        lines += ["", f"⚠ Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of the top 10 has no judgment and "
+        lines += ["", f"⚠ {judged_rule()}: {', '.join(low)}. Most of what could be judged in the top 10 is not, and "
                   "counts as non-relevant: these scores are lower bounds."]
     return "\n".join(lines)
 
