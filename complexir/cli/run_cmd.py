@@ -18,7 +18,7 @@ from typing import Any
 
 from complexir.analysis.tables import JUDGED_KEY, fmt_score, judged_low_in, judged_rule, metric_label
 from complexir.cli import runs_options
-from complexir.cli.argument_types import positive_int
+from complexir.cli.argument_types import positive_int, unknown_names
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.hub.data_source import DataSource, choose_source
@@ -131,7 +131,7 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
     if names:
         unknown = [n for n in names if n not in TASKS_BY_NAME]
         if unknown:
-            raise ValueError(f"unknown task(s) {unknown}; known: {sorted(TASKS_BY_NAME)}")
+            raise ValueError(unknown_names("task", unknown, TASKS_BY_NAME))
         classes = [TASKS_BY_NAME[n] for n in names]
     else:
         classes = list(TASKS)
@@ -139,7 +139,7 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
         lower = {b.lower(): b for b in BENCHMARKS_BY_NAME}
         unknown = [b for b in benchmarks if b.lower() not in lower]
         if unknown:
-            raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS_BY_NAME)}")
+            raise ValueError(unknown_names("benchmark", unknown, BENCHMARKS_BY_NAME))
         wanted = {lower[b.lower()] for b in benchmarks}
         classes = [c for c in classes if BENCHMARK_OF[c.metadata.name] in wanted]
     tasks = []

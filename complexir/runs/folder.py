@@ -267,7 +267,11 @@ class RunsFolderWriter:
 
     def __init__(self, path: str | os.PathLike[str], system: str, revision: str | None, depth: int | None):
         self.path = Path(path).expanduser()
-        self.system, self.revision, self.depth = system, revision, depth
+        self.system, self.revision = system, revision
+        # ``depth``: the most documents per query a write keeps unless it says; ``self.depth``: the deepest ranking
+        # written (what runs.json records), never more than the rankings held (9 for a 9-document corpus)
+        self.cut = depth
+        self.depth: int | None = None
         self.tasks: dict[str, dict[str, Any]] = {}
         manifest = self.path / MANIFEST
         if self.path.exists() and not self.path.is_dir():
@@ -278,7 +282,7 @@ class RunsFolderWriter:
                 raise RunsError(f"{self.path} holds runs of {old.get('system')} (revision {old.get('revision')}), "
                                 f"not {system} (revision {revision}); choose another folder")
             self.tasks = dict(old.get("tasks", {}))
-            self.depth = max((d for d in (depth, old.get("depth")) if d is not None), default=None)
+            self.depth = old.get("depth")
 
     def path_of(self, task: str, hf_subset: str, split: str) -> Path:
         return self.path / task / hf_subset / f"{split}{SUFFIX}"
@@ -288,12 +292,16 @@ class RunsFolderWriter:
         for part in (task, hf_subset, split):
             if not part or "/" in part or part in (".", ".."):
                 raise RunsError(f"{self.path}: {part!r} cannot name a folder of a runs folder")
+        depth = self.cut if depth is None else depth
         path = write_run_file(self.path_of(task, hf_subset, split), results, self.system, depth)
         entry = self.tasks.setdefault(task, {})
         if data is not None or "data" not in entry:
             entry["data"] = data
+        # the depth the file holds: the search's top_k (1,000) cut to what the corpus had (9 documents in a demo)
+        written = max((len(docs) for docs in results.values()), default=0)
         if depth is not None:
-            self.depth = max(depth, self.depth or 0)
+            written = min(written, depth)
+        self.depth = max(written, self.depth or 0)
         return path
 
     def close(self) -> Path:
