@@ -288,6 +288,7 @@ def test_benchmark_average_cell_and_its_tests():
     md = render_markdown(result, {})
     row = next(line for line in md.splitlines() if line.startswith("| **average**"))
     assert f"{average['A-folder']['mean']:.4f}" in row and f"{average['B-folder']['mean']:.4f}" in row
+    assert row.startswith("| **average** of 2 tasks (GovReport, QMSum) | all |")  # which tasks, not only how many
     # the paper's own numbers are reference rows, apart from the cells and the tests
     assert any(p["system"] == "M2-BERT 32768" and p["task"] == "LoCoV1GovReport" for p in result.published)
     assert "M2-BERT 32768 *(published)*" in md

@@ -421,8 +421,7 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
                           "| Task | Subset | " + " | ".join(f"{s.letter}: {s.name}" for s in systems) + " |",
                           "|---|---|" + "---:|" * len(systems)]
                 for _b, task, subset, _sp, _m in rows:
-                    label = f"**{AVERAGE}** ({len(_avg_tasks(out, bench, split, measure))} tasks)" \
-                        if task == AVERAGE else task
+                    label = _average_label(bench, _avg_tasks(out, bench, split, measure)) if task == AVERAGE else task
                     lines.append(f"| {label} | {subset} | "
                                  + " | ".join(_md_cell(out, s, bench, task, subset, split, measure) for s in systems)
                                  + " |")
@@ -434,6 +433,13 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
         if bench in charts:
             lines += ["", f"![{bench}]({charts[bench]})"]
     return "\n".join(lines) + "\n"
+
+
+def _average_label(bench: str, tasks: list[str]) -> str:
+    """``**average** of 3 tasks (GovReport, QasperAbstract, StackOverflow)``: the tasks named, without the benchmark's
+    prefix that every one of them carries (the section names the benchmark)."""
+    short = [t.removeprefix(bench) or t for t in tasks] if all(t.startswith(bench) for t in tasks) else tasks
+    return f"**{AVERAGE}** of {len(tasks)} task{'s' if len(tasks) != 1 else ''} ({', '.join(short)})"
 
 
 def _avg_tasks(out: Comparison, bench: str, split: str, measure: str) -> list[str]:
