@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from complexir.analysis import statistics
+from complexir.analysis.charts import figure_width, set_ticks, tick_labels
 from complexir.analysis.published import published_table
 from complexir.analysis.tables import JUDGED_CEILING_KEY, JUDGED_KEY, fmt_score, judged_low, judged_rule, metric_label
 from complexir.runs.results import ModelRun, load_runs
@@ -509,10 +510,11 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
     measure = next(g[4] for g in groups if g[3] == split and g[4] != JUDGED_KEY) if any(
         g[4] != JUDGED_KEY for g in groups) else groups[0][4]
     rows = [g for g in groups if g[3] == split and g[4] == measure]
-    labels = [t if s in ("default", ALL_SUBSETS) else f"{t}\n{s}" for _b, t, s, _sp, _m in rows]
+    labels = tick_labels(bench, [(t, s) for _b, t, s, _sp, _m in rows])
     x = np.arange(len(rows))
     width = 0.8 / len(out.systems)
-    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.35 * len(rows) * len(out.systems) + 2)), 4.5), dpi=100)
+    width_inches = figure_width(len(rows), len(out.systems))
+    fig, ax = plt.subplots(figsize=(width_inches, 4.5), dpi=100, layout="constrained")
     try:
         for i, s in enumerate(out.systems):
             cells = [out.cell(s, b, t, sub, sp, m) for b, t, sub, sp, m in rows]
@@ -521,14 +523,13 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
                             for c in cells]).T
             ax.bar(x + (i - (len(out.systems) - 1) / 2) * width, means, width, yerr=err, capsize=2,
                    label=f"{s.letter}: {s.name}", color=f"C{i}")
-        ax.set_xticks(x, labels, rotation=30 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center",
-                      fontsize=8)
+        set_ticks(ax, labels, width_inches)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(metric_label(measure))
         ax.set_title(f"{bench}: {metric_label(measure)} ({split}), 95% intervals")
-        ax.legend(fontsize=7, ncols=min(len(out.systems), 3), loc="upper center", bbox_to_anchor=(0.5, -0.22))
+        fig.legend(fontsize=8, ncols=1 if len(out.systems) > 3 else len(out.systems), loc="outside lower center")
         ax.grid(axis="y", alpha=0.3)
-        fig.savefig(path, format="png", bbox_inches="tight")
+        fig.savefig(path, format="png")
     finally:
         plt.close(fig)
     return path

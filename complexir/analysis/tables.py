@@ -87,29 +87,17 @@ def _fmt_p(p: float | None) -> str:
 
 
 def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
-    """A markdown table of one benchmark's rows; with a baseline: Δ, randomisation-test p and its Holm adjustment
-    (over every test of the report) per metric."""
+    """Markdown of one benchmark's rows: a table of the scores (one column per metric, then Judged@10); with a
+    baseline, a second table with one cell per metric, ``Δ (p, p Holm)``: the difference, its randomisation-test p
+    and that p Holm-adjusted over every test of the report. Two narrow tables, not one with four columns per
+    metric."""
     metrics = [m for m in dict.fromkeys(k for r in rows for k in r.scores)]
-    header = ["Task", "Subset", "Split"]
-    for m in metrics:
-        label = metric_label(m)
-        header.append(label)
-        if baseline_name:
-            header += [f"{label} Δ", f"{label} p", f"{label} p Holm"]
+    labels = [metric_label(m) for m in metrics]
     judged = any(r.judged is not None for r in rows)
-    if judged:
-        header.append("Judged@10")
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+    header = ["Task", "Subset", "Split", *labels, *(["Judged@10"] if judged else [])]
+    lines = _table_head(header)
     for r in rows:
-        cells = [r.task, r.subset, r.split]
-        for m in metrics:
-            cells.append(fmt_score(r.scores.get(m)))
-            if baseline_name:
-                base = r.baseline.get(m)
-                delta = None if base is None or m not in r.scores else r.scores[m] - base
-                cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
-                          _fmt_p(r.tests.get(m, {}).get("p_randomisation")),
-                          _fmt_p(r.tests.get(m, {}).get("p_randomisation_holm"))]
+        cells = [r.task, r.subset, r.split, *(fmt_score(r.scores.get(m)) for m in metrics)]
         if judged:
             cells.append(fmt_score(r.judged) + (" ⚠" if judged_low(r.judged, r.judged_max) else ""))
         lines.append("| " + " | ".join(cells) + " |")
@@ -117,7 +105,27 @@ def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
     if low:
         lines += ["", f"⚠ {judged_rule()}: {', '.join(low)}. Most of what could be judged in the top 10 is not, and "
                   "counts as non-relevant: these scores are lower bounds."]
+    if baseline_name:
+        lines += ["", f"Against the baseline `{baseline_name}`, per metric: Δ (p, p Holm).", "",
+                  *_table_head(["Task", "Subset", "Split", *labels])]
+        for r in rows:
+            lines.append("| " + " | ".join([r.task, r.subset, r.split, *(_versus(r, m) for m in metrics)]) + " |")
     return "\n".join(lines)
+
+
+def _table_head(header: list[str]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+
+
+def _versus(row: Row, metric: str) -> str:
+    """``+0.0200 (0.0400, 0.1200)``: Δ against the baseline, randomisation p, Holm-adjusted p (``-`` when unknown)."""
+    base = row.baseline.get(metric)
+    if base is None or metric not in row.scores:
+        return "-"
+    delta = row.scores[metric] - base
+    test = row.tests.get(metric, {})
+    return (("+" if delta > 0 else "") + fmt_score(delta)
+            + f" ({_fmt_p(test.get('p_randomisation'))}, {_fmt_p(test.get('p_randomisation_holm'))})")
 
 
 def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None,
