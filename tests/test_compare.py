@@ -325,3 +325,23 @@ def test_every_measure_compare_prints_is_a_measure_it_and_evaluate_accept(compar
     # Judged@10 is always shown beside the measures asked for, to qualify them
     assert {c["measure"] for c in json.loads((again / "compare.json").read_text())["cells"]} - {"judged_at_10"} == {
         parse_measure(label).mteb_key}
+
+
+def test_the_chart_keeps_labels_and_legend_apart(three_runs, tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from complexir.analysis.compare import chart, compare, load_systems
+
+    result = compare(load_systems([str(three_runs[k]) for k in ("full", "short8", "short16")], allow_demo=False))
+    bench = result.groups[0][0]
+    drawn = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", drawn.append)
+    chart(result, bench, tmp_path / "chart.png")
+    (fig,) = drawn
+    renderer = fig.canvas.get_renderer()
+    labels = fig.axes[0].get_xticklabels()
+    assert [t.get_text() for t in labels] == ["Health"]  # one line, without the benchmark's prefix (ComplexIRTiny)
+    legend = fig.legends[0].get_window_extent(renderer)  # the figure's legend, in its own band
+    assert not any(legend.overlaps(t.get_window_extent(renderer)) for t in labels)
+    close(fig)
