@@ -1,4 +1,4 @@
-"""The measure registry and measure-name parsing, in ir_measures' spelling (``nDCG@10``, ``alpha_nDCG(alpha=0.9)@20``).
+"""The measure registry and measure-name parsing (``nDCG@10``, ``alpha_nDCG(alpha=0.9)@20``).
 
 Every measure family is declared once in :data:`FAMILIES`: its ir_measures name, whether it is ad hoc
 (trec_eval) or coverage (ndeval), its cutoff rule and parameters, the stem of its MTEB score key
@@ -6,11 +6,15 @@ Every measure family is declared once in :data:`FAMILIES`: its ir_measures name,
 table, per-query keys and report labels all derive from it, so a new measure is one line here plus its maths.
 
 Names are parsed once into :class:`Measure` records so that the maths never sees a string and an
-unknown or malformed name fails early with a message that lists what is accepted.
+unknown or malformed name fails early with a message that lists what is accepted. :func:`parse_measure` is the one
+parser every command uses, and it reads every spelling a command prints: ir_measures' (``AP@10``, what ``evaluate``
+prints), the table label (``MAP@10``, ``α-nDCG@20``: ``run``, ``compare``, ``report``), the MTEB score key
+(``map_at_10``: result JSON, ``compare.json``) and the reference tool's name where it differs (ndeval's ``MAP-IA``).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -68,8 +72,23 @@ _BY_MTEB = {f.mteb: f for f in FAMILIES}
 ADHOC_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "adhoc"}
 COVERAGE_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "coverage"}
 
-_ALIASES = {"α_nDCG": "alpha_nDCG", "α_DCG": "alpha_DCG"}
-_NAME_RE = re.compile(r"^(?P<family>[A-Za-zα_]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?$")
+def _spellings() -> dict[str, Family]:
+    """Every spelling of a family's name before its parameters and cutoff: ir_measures', the table label's, ndeval's
+    column (a spelling two families shared would be ambiguous: refused at import). MTEB score keys are read whole,
+    by :func:`from_mteb_key`."""
+    found: dict[str, Family] = {}
+    for f in FAMILIES:
+        names = [f.name, f.label, f.name.replace("alpha_", "α_"), f.label.replace("α-", "alpha-")]
+        if f.trec_eval and f.kind == "coverage":  # ndeval's column names (trec_eval's, e.g. ndcg_cut, are not ours)
+            names.append(f.trec_eval)
+        for spelling in names:
+            if found.setdefault(spelling, f) is not f:
+                raise AssertionError(f"measure spelling {spelling!r} names both {found[spelling].name} and {f.name}")
+    return found
+
+
+_SPELLINGS = _spellings()
+_NAME_RE = re.compile(r"^(?P<family>[A-Za-zα_-]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?$")
 # MTEB key: stem, then optional "_<param>_<value>" pairs, then optional "_at_<k>" (e.g. alpha_ndcg_alpha_0.9_at_20)
 _MTEB_PARAM_RE = re.compile(r"_(alpha|beta|rel)_(-?[0-9.]+)")
 
@@ -106,7 +125,8 @@ def _fmt(value: float) -> str:
 
 
 def _accepted() -> str:
-    return ", ".join(f.name for f in FAMILIES)
+    return (", ".join(f.name for f in FAMILIES) + " (or their table labels, MAP@10, α-nDCG@20, or MTEB score keys, "
+            "map_at_10)")
 
 
 def measures_help() -> str:
@@ -116,18 +136,32 @@ def measures_help() -> str:
 
 
 def parse_measure(name: str | Measure) -> Measure:
-    """Parse an ir_measures-style name; ValueError naming the problem on anything else."""
+    """Parse a measure name in any spelling a command prints or accepts (``AP@10``, ``MAP@10``, ``map_at_10``,
+    ``alpha_nDCG(alpha=0.9)@20``, ``α-nDCG@20``, ``alpha_ndcg_alpha_0.9_at_20``); ValueError naming the problem on
+    anything else. ``Measure.name`` keeps the spelling given (whitespace removed) for a name with ``@`` or
+    parameters, and is the ir_measures spelling for an MTEB score key."""
     if isinstance(name, Measure):
         return name
     if not isinstance(name, str):
         raise TypeError(f"measure names are strings, got {name!r}")
     text = "".join(name.split())
     m = _NAME_RE.match(text)
+    family = _SPELLINGS.get(m["family"]) if m else None
+    if family is None and re.fullmatch(r"[a-z0-9_.-]+", text):  # an MTEB score key (map_at_10, alpha_ndcg_at_20)?
+        try:
+            return from_mteb_key(text)
+        except ValueError:
+            pass
     if not m:
-        raise ValueError(f"malformed measure name {name!r}; expected e.g. 'nDCG@10' or 'alpha_nDCG(alpha=0.9)@20'")
-    family = _BY_NAME.get(_ALIASES.get(m["family"], m["family"]))
+        raise ValueError(f"malformed measure name {name!r}; expected e.g. 'nDCG@10', 'MAP@10', 'ndcg_at_10' or "
+                         "'alpha_nDCG(alpha=0.9)@20'")
     if family is None:
-        raise ValueError(f"unknown measure {name!r}; known measures: {_accepted()}")
+        # names are case-sensitive, as in ir_measures; a near miss is named with its table label
+        labels = {f.label.casefold(): f.label for f in reversed(FAMILIES)} | {
+            f.name.casefold(): f.label for f in reversed(FAMILIES)}
+        close = difflib.get_close_matches(m["family"].casefold(), list(labels), n=1)
+        hint = f" (did you mean {labels[close[0]]}?)" if close else ""
+        raise ValueError(f"unknown measure {name!r}{hint}; known measures: {_accepted()}")
     cutoff = int(m["cutoff"]) if m["cutoff"] is not None else None
     if family.cutoff == "required" and cutoff is None:
         raise ValueError(f"measure {name!r} needs a cutoff, e.g. '{family.name}@20'")
@@ -174,18 +208,17 @@ def from_mteb_key(key: str) -> Measure:
             text = _BY_MTEB[stem].name
             if params:
                 text += "(" + ",".join(f"{k}={v}" for k, v in params) + ")"
+            # the ir_measures spelling has the family's name, so parse_measure never comes back here
             return parse_measure(text if cutoff is None else f"{text}@{cutoff}")
     raise ValueError(f"{key!r} is not the MTEB score key of a known measure ({_accepted()})")
 
 
 def measure_label(key: str) -> str:
     """Table label of a measure name or MTEB score key; any other key is returned as is."""
-    for parse in (parse_measure, from_mteb_key):
-        try:
-            return parse(key).label
-        except ValueError:
-            continue
-    return key
+    try:
+        return parse_measure(key).label
+    except ValueError:
+        return key
 
 
 def max_depth(measures: Iterable[str | Measure]) -> int | None:

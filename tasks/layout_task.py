@@ -62,6 +62,22 @@ MTEB_ADHOC = ("nDCG", "AP", "R", "P", "RR")
 # score read against pooled or sparse judgments says how far it can be trusted (``judged_at_10``).
 # A judged query never ranked (no positive: dropped from the layout) scores 0 here as on every measure.
 JUDGED_MEASURES = ("Judged@10",)
+# Beside it, the largest Judged@10 the qrels allow each query (its judged documents, at most 10, over the top 10 or the
+# ranking when shorter): a benchmark that judges one document per query allows 0.1, so its Judged@10 is read against
+# that, not against 1 (complexir.analysis.tables.judged_low).
+JUDGED_CEILING_KEY = "judged_at_10_max"
+
+
+def judged_ceiling_per_query(qrels: dict[str, dict[str, int]], rankings: dict[str, list[str]],
+                             k: int = 10) -> dict[str, float]:
+    """Per query of ``qrels``: the largest Judged@k a ranking as long as the one given could reach, min(judged
+    documents, k, its length) / min(k, its length) (a query not ranked: over k, as Judged@k reads it)."""
+    out = {}
+    for qid, judged in qrels.items():
+        length = len(rankings.get(qid, ()))
+        depth = min(k, length) if length else k
+        out[qid] = min(len(judged), depth) / depth
+    return out
 
 
 def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
@@ -74,8 +90,10 @@ def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, di
     if not names:
         return {}
     measures = {parse_measure(m).mteb_key: m for m in names}
-    per_query = adhoc_per_query(qrels, rank_run(results, depth=max_depth(measures.values())), list(measures.values()))
+    rankings = rank_run(results, depth=max_depth(measures.values()))
+    per_query = adhoc_per_query(qrels, rankings, list(measures.values()))
     out = {key: per_query[measure] for key, measure in measures.items()}
+    out[JUDGED_CEILING_KEY] = judged_ceiling_per_query(qrels, rankings)
     for k in k_values:
         out[f"hit_rate_at_{k}"] = {q: 1.0 if v > 0 else 0.0 for q, v in out[f"recall_at_{k}"].items()}
     if 1 in k_values:

@@ -114,6 +114,15 @@ def test_unusual_or_broken_readme_yaml_is_one_error(tmp_path, capsys, front_matt
     assert message in error_line(capsys, "validate")
 
 
+def test_validate_says_ok_on_a_valid_folder_and_keeps_stdout_json(tmp_path, capsys):
+    folder = toy(tmp_path / "bench")
+    assert main(["validate", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)  # the counts, per subset
+    assert err.strip().splitlines()[-1] == (f"OK: {folder} is a valid benchmark folder in the standard layout "
+                                            f"({len(json.loads(out))} subset(s))")
+
+
 def test_validate_a_missing_folder(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "nope")]) == 2
     assert error_line(capsys, "validate").endswith("nope: no such folder")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -287,6 +288,7 @@ def test_benchmark_average_cell_and_its_tests():
     md = render_markdown(result, {})
     row = next(line for line in md.splitlines() if line.startswith("| **average**"))
     assert f"{average['A-folder']['mean']:.4f}" in row and f"{average['B-folder']['mean']:.4f}" in row
+    assert row.startswith("| **average** of 2 tasks (GovReport, QMSum) | all |")  # which tasks, not only how many
     # the paper's own numbers are reference rows, apart from the cells and the tests
     assert any(p["system"] == "M2-BERT 32768" and p["task"] == "LoCoV1GovReport" for p in result.published)
     assert "M2-BERT 32768 *(published)*" in md
@@ -407,3 +409,41 @@ def test_a_per_query_file_of_the_wrong_shape_is_named(three_runs, tmp_path, caps
     err = capsys.readouterr().err
     assert f"{per_query}: scores/default/test/ndcg_at_10: expected query -> number" in err
     assert "unexpected error" not in err
+def test_every_measure_compare_prints_is_a_measure_it_and_evaluate_accept(compared, three_runs, tmp_path):
+    """compare's headings (``### MAP@10 (test)``) and compare.json's keys are spellings of the parser every command
+    uses: given back to ``--measure``, each selects the same measure."""
+    from complexir.cli.main import main
+    from complexir.metrics import parse_measure
+
+    out, result = compared
+    labels = re.findall(r"^### (.+) \(\w+\)$", (out / "compare.md").read_text(), flags=re.M)
+    assert "MAP@10" in labels or "nDCG@10" in labels
+    keys = {c["measure"] for c in result["cells"]}
+    assert {parse_measure(label).mteb_key for label in labels} <= keys
+    label = labels[0]
+    again = tmp_path / "again"
+    assert main(["compare", *(str(three_runs[k]) for k in ("full", "short8")), "--measure", label,
+                 "--measure", parse_measure(label).mteb_key, "--out", str(again)]) == 0
+    # Judged@10 is always shown beside the measures asked for, to qualify them
+    assert {c["measure"] for c in json.loads((again / "compare.json").read_text())["cells"]} - {"judged_at_10"} == {
+        parse_measure(label).mteb_key}
+
+
+def test_the_chart_keeps_labels_and_legend_apart(three_runs, tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from complexir.analysis.compare import chart, compare, load_systems
+
+    result = compare(load_systems([str(three_runs[k]) for k in ("full", "short8", "short16")], allow_demo=False))
+    bench = result.groups[0][0]
+    drawn = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", drawn.append)
+    chart(result, bench, tmp_path / "chart.png")
+    (fig,) = drawn
+    renderer = fig.canvas.get_renderer()
+    labels = fig.axes[0].get_xticklabels()
+    assert [t.get_text() for t in labels] == ["Health"]  # one line, without the benchmark's prefix (ComplexIRTiny)
+    legend = fig.legends[0].get_window_extent(renderer)  # the figure's legend, in its own band
+    assert not any(legend.overlaps(t.get_window_extent(renderer)) for t in labels)
+    close(fig)

@@ -207,6 +207,24 @@ def test_the_site_builds_strictly(tmp_path):
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-6000:]
     assert (tmp_path / "site" / "index.html").is_file()
+    # what a reader sees: no table cell shows a literal `\|` (a code span in a table keeps its backslash on the site:
+    # spell choices as argparse does, {a,b}); every expected-output block is tagged to look apart from commands
+    # (scripts/mkdocs_hooks.py, styled by docs/stylesheets/extra.css); shell blocks carry their language for the CSS
+    # that wraps them
+    problems = []
+    for page in sorted((tmp_path / "site").rglob("index.html")):
+        html = page.read_text(encoding="utf-8")
+        where = page.parent.relative_to(tmp_path / "site")
+        problems += [f"{where}: a table cell shows \\|: {cell[:80]}" for cell in re.findall(r"<td>(.*?)</td>", html)
+                     if "\\|" in cell]
+        outputs = len(re.findall(r"<!--\s*test:\s*output\s*-->", html))
+        tagged = len(re.findall(r'<!--\s*test:\s*output\s*-->\s*<div class="expected-output ', html))
+        if outputs != tagged:
+            problems.append(f"{where}: {outputs - tagged} expected-output block(s) not tagged")
+    assert not problems, "\n".join(problems)
+    assert '<div class="language-bash highlight">' in (tmp_path / "site" / "mteb" / "index.html").read_text()
+    css = (REPO / "docs" / "stylesheets" / "extra.css").read_text()
+    assert ".expected-output" in css and "pre-wrap" in css
 
 
 def test_readme_is_short_and_opens_with_the_two_commands():

@@ -112,3 +112,36 @@ def test_run_table_flags_a_low_judged_fraction():
     assert "0.3000 (!)" in table and "0.9000 (!)" not in table
     note = judged_note(rows)
     assert note is not None and "Sparse (default)" in note and "Dense" not in note
+
+
+def test_judged_is_low_against_what_the_qrels_allow():
+    """A benchmark that judges one document per query allows a Judged@10 of 0.1 at most: a run reaching 0.1 there is
+    as judged as it can be, not flagged; half of it is; results without the ceiling keep the rule against 1."""
+    from complexir.analysis import tables
+    from complexir.analysis.tables import judged_low, judged_low_in
+    from complexir.cli.run_cmd import judged_note, render_table
+    from complexir.tasks.layout_task import JUDGED_CEILING_KEY, judged_ceiling_per_query, mteb_adhoc_per_query
+
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {f"d{i}": 0 for i in range(30)} | {"d0": 1}}
+    run = {q: {f"d{i}": float(-i) for i in range(40)} for q in qrels}
+    assert tables.JUDGED_CEILING_KEY == JUDGED_CEILING_KEY  # the tasks write it, the tables read it
+    ceiling = judged_ceiling_per_query(qrels, {q: list(docs) for q, docs in run.items()})
+    assert ceiling == {"q1": 0.1, "q2": 0.1, "q3": 1.0}
+    # a ranking shorter than 10 (a 4-document corpus): Judged@10 is over its length, and so is its ceiling
+    assert judged_ceiling_per_query({"q": {"a": 1}}, {"q": ["a", "b", "c", "d"]}) == {"q": 0.25}
+    per_query = mteb_adhoc_per_query(qrels, run, [10])
+    assert per_query[JUDGED_CEILING_KEY] == ceiling
+    assert all(per_query["judged_at_10"][q] <= ceiling[q] for q in qrels)
+
+    assert not judged_low(0.1, 0.1) and not judged_low(0.05, 0.1) and judged_low(0.04, 0.1)
+    assert judged_low(0.3) and judged_low(0.3, None) and not judged_low(0.6) and not judged_low(0.0, 0.0)
+    assert not judged_low(None, 0.1) and not judged_low_in({})
+    rows = [{"benchmark": "B", "task": task, "subset": "default", "split": "test", "main_name": "ndcg_at_10",
+             "docs_per_second": None, "scores": {"main_score": 0.5, "ndcg_at_10": 0.5, "judged_at_10": judged,
+                                                 JUDGED_CEILING_KEY: allowed}}
+            for task, judged, allowed in (("OneJudged", 0.1, 0.1), ("OneJudgedMissed", 0.02, 0.1), ("Full", 0.4, 1))]
+    table = render_table(rows)
+    assert "0.1000 (!)" not in table and "0.0200 (!)" in table and "0.4000 (!)" in table
+    note = judged_note(rows)
+    assert note is not None and "OneJudged (default)" not in note and "OneJudgedMissed (default)" in note
+    assert "largest the task's qrels allow" in note

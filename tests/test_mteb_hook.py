@@ -196,3 +196,20 @@ def test_a_wrong_data_dir_says_so_and_fails_when_a_task_loads(monkeypatch, tmp_p
     monkeypatch.setenv(mteb_hook.ENV_SWITCH, "strict")
     with pytest.raises(mteb_hook.MtebHookError, match="cannot load"):
         mteb_hook._set_data_source()
+
+
+def test_a_missing_benchmark_folder_says_what_to_do(tmp_path):
+    """Pointing a task at a benchmark folder instead of the folder holding it names the parent; a data dir inside the
+    installed package is never where to build; any other data dir is where to build."""
+    import complexir
+    from complexir.hub.data_source import DataSource
+
+    demo = Path(complexir.__file__).resolve().parent / "demo"
+    with pytest.raises(FileNotFoundError, match=f"is a benchmark folder itself: the data dir is the folder that "
+                                                f"holds the benchmark folders, here {demo}$"):
+        DataSource.local(demo / "locov1").locate("locov1", "x/y", None, task="LoCoV1GovReport")
+    with pytest.raises(FileNotFoundError, match=r"packaged demos hold coveragebench, crumb, irsc, locov1; build "
+                                                r"fifth outside the installed package"):
+        DataSource.local(demo).locate("fifth", "x/y", None)
+    with pytest.raises(FileNotFoundError, match=f"build it with `complexir build locov1 --out {tmp_path}/locov1`"):
+        DataSource.local(tmp_path).locate("locov1", "x/y", None)

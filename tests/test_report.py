@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import re
 from pathlib import Path
 
 import pytest
@@ -120,15 +123,24 @@ def test_table_values_and_p_values(report, two_runs, tiny):
     from scipy import stats
 
     section = (report / "complexir_report" / "report.md").read_text(encoding="utf-8")
-    header, _, row = [line for line in section.splitlines() if line.startswith("|")][:3]
-    cells = dict(zip([c.strip() for c in header.strip("|").split("|")],
-                     [c.strip() for c in row.strip("|").split("|")], strict=True))
+    table_lines = [line for line in section.splitlines() if line.startswith("|")]
+    # two tables: the scores, then against the baseline (Δ, p, p Holm in one cell per metric)
+    (header, _, row), (versus_header, _, versus_row) = table_lines[:3], table_lines[3:6]
+
+    def cells_of(head: str, line: str) -> dict[str, str]:
+        return dict(zip([c.strip() for c in head.strip("|").split("|")],
+                        [c.strip() for c in line.strip("|").split("|")], strict=True))
+
+    cells, versus = cells_of(header, row), cells_of(versus_header, versus_row)
+    assert not any("Δ" in name or name.endswith(" p") for name in cells)  # no longer four columns per metric
+    assert list(versus)[:3] == ["Task", "Subset", "Split"] and set(versus) <= set(cells)
     full = _task_result(*two_runs["full"], tiny.TASK_NAME).scores["test"][0]
     short = _task_result(*two_runs["short"], tiny.TASK_NAME).scores["test"][0]
-    assert cells["Task"] == tiny.TASK_NAME
+    assert cells["Task"] == versus["Task"] == tiny.TASK_NAME
     assert float(cells["nDCG@10"]) == pytest.approx(full["ndcg_at_10"], abs=5e-5)
     assert float(cells["R@100"]) == pytest.approx(full["recall_at_100"], abs=5e-5)
-    assert float(cells["nDCG@10 Δ"]) == pytest.approx(full["ndcg_at_10"] - short["ndcg_at_10"], abs=1e-4)
+    delta, p, p_holm = re.fullmatch(r"(\S+) \((\S+), (\S+)\)", versus["nDCG@10"]).groups()
+    assert float(delta) == pytest.approx(full["ndcg_at_10"] - short["ndcg_at_10"], abs=1e-4)
 
     def per_query(label):
         out, meta = two_runs[label]
@@ -146,7 +158,7 @@ def test_table_values_and_p_values(report, two_runs, tiny):
     assert test["n"] == len(queries) == len(tiny.QUERIES)
     assert test["p_randomisation"] == pytest.approx(exact.pvalue)
     assert test["p_ttest"] == pytest.approx(stats.ttest_rel(x, y).pvalue)
-    assert cells["nDCG@10 p"] == f"{exact.pvalue:.4f}"
+    assert p == f"{exact.pvalue:.4f}" and float(p_holm) >= float(p)
 
 
 def test_eval_results_files_match_mteb(report, two_runs, tiny):
@@ -407,3 +419,37 @@ def test_demo_report_ids_are_those_of_the_demo_benchmarks(tmp_path):
     entries = {(e["dataset"]["id"], e["dataset"]["task_id"]) for f in files for e in yaml.safe_load(f.read_text())}
     assert ("complexir/irsc", "IRSCQuery_en-zh_test") in entries and ("complexir/locov1", "LoCoV1GovReport") in entries
     assert entries <= known
+def test_chart_labels_and_legend_never_overlap(tmp_path, monkeypatch):
+    """Twenty IRSC-like groups with a baseline: three measures at most per system, the benchmark's prefix off each
+    tick label, and no tick label over another or over the legend."""
+    import matplotlib.pyplot as plt
+
+    from complexir.analysis import charts
+    from complexir.analysis.tables import Row
+
+    keys = ["recall_at_10", "map_at_10", "ndcg_at_10", "doc_token_share_seen", "precision_at_5", "mrr_at_10"]
+    rows = [Row("IRSC", f"IRSC{kind}", subset, "test", {k: 0.5 for k in keys}, baseline={k: 0.4 for k in keys})
+            for kind in ("Query", "Title", "Part", "Keyword", "Summary") for subset in ("en", "zh", "en-zh", "zh-en")]
+    assert charts.chart_metrics(rows) == ["recall_at_10", "map_at_10", "ndcg_at_10"]
+    assert charts.tick_labels("IRSC", [("IRSCQuery", "en-zh"), ("average", "all")]) == ["Query en-zh", "average"]
+    drawn = []
+    close = plt.close
+    monkeypatch.setattr(plt, "close", drawn.append)
+    charts.benchmark_chart(rows, tmp_path / "irsc.png", title="IRSC: model", baseline_name="base")
+    (fig,) = drawn
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    assert len(ax.patches) == 20 * 6  # three measures, model and baseline
+    labels = ax.get_xticklabels()
+    ticks = [t.get_window_extent(renderer) for t in labels]
+    assert [t.get_text() for t in labels][:2] == ["Query en", "Query zh"]
+    turned = labels[0].get_rotation()
+    if turned == 0:  # level: side by side
+        assert not any(a.overlaps(b) for a, b in itertools.pairwise(ticks))
+    else:  # turned: parallel lines, apart by the tick spacing times the sine of the angle, more than a line's height
+        spacing = ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0]
+        line = labels[0].get_fontsize() * fig.dpi / 72 * 1.2
+        assert spacing * math.sin(math.radians(turned)) > line
+    legend = fig.legends[0].get_window_extent(renderer)
+    assert not any(legend.overlaps(t) for t in ticks)
+    close(fig)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import ir_measures
@@ -46,9 +47,13 @@ def test_save_runs_then_runs_scores_every_demo_task_identically(tmp_path, capsys
     assert main(["run", "--save-runs", "--output", str(first)]) == 0
     out = capsys.readouterr().out
     folder = first / "runs" / MODEL_DIR  # beside results/ and per_query/, under the model's name and revision
-    assert f"run file(s) in {folder.resolve()} (depth 1000)" in out
+    # the depth recorded is the deepest ranking written: the demos' corpora are smaller than MTEB's top 1,000
+    deepest = max(Counter(line.split()[0] for line in path.read_text().splitlines()).most_common(1)[0][1]
+                  for path in folder.glob("*/*/*.trec"))
+    assert deepest < 1000
+    assert f"run file(s) in {folder.resolve()} (depth {deepest})" in out
     manifest = json.loads((folder / "runs.json").read_text())
-    assert manifest["format"] == "complexir-runs/1" and manifest["depth"] == 1000
+    assert manifest["format"] == "complexir-runs/1" and manifest["depth"] == deepest
     assert manifest["system"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert manifest["revision"] == MODEL_DIR.split("/")[1]
     ran = result_files(first)
@@ -537,3 +542,13 @@ def test_a_full_disk_while_mteb_saves_a_result_leaves_the_previous_one_whole(tmp
     assert f"No space left on device: '{result}'" in captured.out + captured.err + caplog.text
     assert result.read_bytes() == before
     assert sorted(p.name for p in result.parent.iterdir() if p.name.startswith(".")) == []
+def test_runs_json_records_the_depth_written_not_the_depth_asked(tmp_path):
+    """MTEB searches to 1,000; a 9-document corpus gives 9 per query, and that is the depth recorded."""
+    writer = RunsFolderWriter(tmp_path / "runs", "me/model", "1", None)
+    nine = {q: {f"d{i}": float(i) for i in range(9)} for q in ("q1", "q2")}
+    writer.write("Task", "default", "test", nine, depth=1000)
+    assert json.loads(writer.close().read_text())["depth"] == 9
+    writer = RunsFolderWriter(tmp_path / "runs", "me/model", "1", 5)  # a cut: 5 of the 9 kept
+    writer.write("Other", "default", "test", nine)
+    assert writer.depth == 9  # the folder's deepest file, the earlier one, still holds 9
+    assert len((tmp_path / "runs" / "Other" / "default" / "test.trec").read_text().splitlines()) == 10

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from complexir.analysis import statistics
+from complexir.analysis.charts import figure_width, set_ticks, tick_labels
 from complexir.analysis.published import published_table
-from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
+from complexir.analysis.tables import JUDGED_CEILING_KEY, JUDGED_KEY, fmt_score, judged_low, judged_rule, metric_label
 from complexir.layout.atomic import FileContent, write_files
 from complexir.runs.results import ModelRun, load_runs
 
@@ -155,21 +156,18 @@ def find_baseline(systems: list[System], name: str) -> System:
 
 
 def measure_keys(requested: list[str] | None) -> list[str] | None:
-    """``--measure`` names (ir_measures spelling, ``nDCG@10``, or MTEB score keys, ``ndcg_at_10``) as score keys."""
+    """``--measure`` names, in any spelling the measure registry reads (``nDCG@10``, ``MAP@10``, ``ndcg_at_10``), as
+    score keys."""
     if not requested:
         return None
-    from complexir.metrics.measures import from_mteb_key, parse_measure
+    from complexir.metrics.measures import parse_measure
 
     keys = []
     for name in requested:
         try:
             keys.append(parse_measure(name).mteb_key)
-        except ValueError:
-            try:
-                keys.append(from_mteb_key(name).mteb_key)
-            except ValueError:
-                raise ValueError(f"--measure {name!r}: not a measure name (e.g. nDCG@10) or MTEB score key "
-                                 "(e.g. ndcg_at_10)") from None
+        except ValueError as error:
+            raise ValueError(f"--measure {name!r}: {error}") from None
     return list(dict.fromkeys(keys))
 
 
@@ -409,7 +407,7 @@ def _judged_flag(out: Comparison, system: System, bench: str, task: str, subset:
     if task == AVERAGE:
         return False
     cell = out.cell(system, bench, task, subset, split, JUDGED_KEY)
-    return cell is not None and judged_low(cell["mean"])
+    return cell is not None and judged_low(cell["mean"], system.mean(task, subset, split, JUDGED_CEILING_KEY))
 
 
 def _md_cell(out: Comparison, s: System, bench: str, task: str, subset: str, split: str, measure: str) -> str:
@@ -449,9 +447,9 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
               + ("**▲**/**▼**: significantly better/worse than the baseline"
                  if out.baseline else "<sup>B</sup> after a score: significantly better than system B")
               + f" (Holm-adjusted randomisation p < {ALPHA}); {n_sig} of {len(out.tests)} tests are. "
-              f"† : Judged@10 below {JUDGED_FLOOR} on that task (most of its top 10 is unjudged, counted as "
-              "non-relevant). Average rows: the mean over the benchmark's retrieval tasks every system scored (a "
-              "task's score the mean of its subsets); its test is stratified by task. All p-values are in "
+              f"† : {judged_rule()} on that task (most of what could be judged in its top 10 is not, and "
+              "counts as non-relevant). Average rows: the mean over the benchmark's retrieval tasks every system "
+              "scored (a task's score the mean of its subsets); its test is stratified by task. All p-values are in "
               "`compare.json`."]
     if out.untestable:
         lines += ["", "Not tested (no per-query scores; a plain `mteb run` folder keeps only means): "
@@ -468,8 +466,7 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
                           "| Task | Subset | " + " | ".join(f"{s.letter}: {s.name}" for s in systems) + " |",
                           "|---|---|" + "---:|" * len(systems)]
                 for _b, task, subset, _sp, _m in rows:
-                    label = f"**{AVERAGE}** ({len(_avg_tasks(out, bench, split, measure))} tasks)" \
-                        if task == AVERAGE else task
+                    label = _average_label(bench, _avg_tasks(out, bench, split, measure)) if task == AVERAGE else task
                     lines.append(f"| {label} | {subset} | "
                                  + " | ".join(_md_cell(out, s, bench, task, subset, split, measure) for s in systems)
                                  + " |")
@@ -481,6 +478,13 @@ def render_markdown(out: Comparison, charts: dict[str, str]) -> str:
         if bench in charts:
             lines += ["", f"![{bench}]({charts[bench]})"]
     return "\n".join(lines) + "\n"
+
+
+def _average_label(bench: str, tasks: list[str]) -> str:
+    """``**average** of 3 tasks (GovReport, QasperAbstract, StackOverflow)``: the tasks named, without the benchmark's
+    prefix that every one of them carries (the section names the benchmark)."""
+    short = [t.removeprefix(bench) or t for t in tasks] if all(t.startswith(bench) for t in tasks) else tasks
+    return f"**{AVERAGE}** of {len(tasks)} task{'s' if len(tasks) != 1 else ''} ({', '.join(short)})"
 
 
 def _avg_tasks(out: Comparison, bench: str, split: str, measure: str) -> list[str]:
@@ -505,8 +509,7 @@ def render_latex(out: Comparison) -> str:
     parts = ["% complexir compare: means with 95% bootstrap intervals; superscript letters (or $\\blacktriangle$/"
              "$\\blacktriangledown$ against the baseline): significant after Holm (randomisation test, p < 0.05); "
              "needs \\usepackage{booktabs} (and amssymb for the triangles); "
-             f"$^\\dagger$: Judged@10 below {JUDGED_FLOOR} on that task (most of its top 10 is unjudged, counted as "
-             "non-relevant)"]
+             f"$^\\dagger$: {judged_rule()} on that task (most of its top 10 is unjudged, counted as non-relevant)"]
     if any(s.demo_tasks for s in systems):
         parts.append(f"% {DEMO_TITLE}: some results scored the demo copies shipped in complexir (a few hand-written "
                      "queries). These are NOT benchmark scores.")
@@ -564,10 +567,11 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
     measure = next(g[4] for g in groups if g[3] == split and g[4] != JUDGED_KEY) if any(
         g[4] != JUDGED_KEY for g in groups) else groups[0][4]
     rows = [g for g in groups if g[3] == split and g[4] == measure]
-    labels = [t if s in ("default", ALL_SUBSETS) else f"{t}\n{s}" for _b, t, s, _sp, _m in rows]
+    labels = tick_labels(bench, [(t, s) for _b, t, s, _sp, _m in rows])
     x = np.arange(len(rows))
     width = 0.8 / len(out.systems)
-    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.35 * len(rows) * len(out.systems) + 2)), 4.5), dpi=100)
+    width_inches = figure_width(len(rows), len(out.systems))
+    fig, ax = plt.subplots(figsize=(width_inches, 4.5), dpi=100, layout="constrained")
     try:
         for i, s in enumerate(out.systems):
             cells = [out.cell(s, b, t, sub, sp, m) for b, t, sub, sp, m in rows]
@@ -576,15 +580,14 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
                             for c in cells]).T
             ax.bar(x + (i - (len(out.systems) - 1) / 2) * width, means, width, yerr=err, capsize=2,
                    label=f"{s.letter}: {s.name}", color=f"C{i}")
-        ax.set_xticks(x, labels, rotation=30 if len(rows) > 4 else 0, ha="right" if len(rows) > 4 else "center",
-                      fontsize=8)
+        set_ticks(ax, labels, width_inches)
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(metric_label(measure))
         demo = f"{DEMO_TITLE}, not benchmark scores\n" if _demo_in(out, bench) else ""
         ax.set_title(f"{demo}{bench}: {metric_label(measure)} ({split}), 95% intervals")
-        ax.legend(fontsize=7, ncols=min(len(out.systems), 3), loc="upper center", bbox_to_anchor=(0.5, -0.22))
+        fig.legend(fontsize=8, ncols=1 if len(out.systems) > 3 else len(out.systems), loc="outside lower center")
         ax.grid(axis="y", alpha=0.3)
-        fig.savefig(path, format="png", bbox_inches="tight")
+        fig.savefig(path, format="png")
     finally:
         plt.close(fig)
     return path

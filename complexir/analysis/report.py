@@ -26,6 +26,7 @@ from typing import Any
 from complexir.analysis import statistics
 from complexir.analysis.tables import (
     DEMO_MARK,
+    JUDGED_CEILING_KEY,
     JUDGED_KEY,
     SECTION_END,
     SECTION_START,
@@ -89,7 +90,7 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
             for entry in entries:
                 subset = entry.get("hf_subset", "default")
                 row = Row(bench, task_name, subset, split, {m: entry[m] for m in metrics if m in entry},
-                          judged=entry.get(JUDGED_KEY))
+                          judged=entry.get(JUDGED_KEY), judged_max=entry.get(JUDGED_CEILING_KEY))
                 if base_result is not None:
                     base_entry = next((e for e in base_result.scores.get(split, [])
                                        if e.get("hf_subset", "default") == subset), None)

@@ -7,6 +7,7 @@ same rows as PNG and takes its metric labels from here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,14 +17,36 @@ from complexir.metrics.measures import measure_label
 from complexir.runs.results import ModelRun
 
 # Labels of the score keys that are not measures; a measure's label comes from the measure registry.
-METRIC_LABELS = {"doc_token_share_seen": "tokens seen"}
+METRIC_LABELS = {"doc_token_share_seen": "doc tokens read (share)",  # LoCoV1: a share of each document, not a count
+                 "judged_at_10_max": "Judged@10 allowed by the qrels"}
 JUDGED_KEY = "judged_at_10"  # every task's Judged@10 (ir_measures' judgment rate)
-JUDGED_FLOOR = 0.5  # below it most of a task's top 10 is unjudged: its scores are lower bounds
+# The largest Judged@10 the task's qrels allow (complexir.tasks.layout_task.JUDGED_CEILING_KEY): one judged document
+# per query allows 0.1. Results written before it have none: then the ceiling is 1.
+JUDGED_CEILING_KEY = "judged_at_10_max"
+JUDGED_FLOOR = 0.5  # below this share of its ceiling, most of what could be judged in a task's top 10 is not
 
 
-def judged_low(value: object) -> bool:
-    """Whether a Judged@10 value is below :data:`JUDGED_FLOOR` (None or a non-number: not known, so not low)."""
-    return isinstance(value, (int, float)) and value < JUDGED_FLOOR
+def judged_low(value: object, ceiling: object = None) -> bool:
+    """Whether a Judged@10 value is below :data:`JUDGED_FLOOR` times the largest Judged@10 the qrels allow
+    (``ceiling``; None: 1, as for results that do not record it). A value that is not a number is not known, so not
+    low; nor is anything when the qrels judge nothing."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    top = float(ceiling) if isinstance(ceiling, (int, float)) and not isinstance(ceiling, bool) else 1.0
+    return top > 0 and value < JUDGED_FLOOR * top
+
+
+def judged_low_in(scores: Mapping[str, Any]) -> bool:
+    """:func:`judged_low` of a task's scores (its Judged@10 against the ceiling they record)."""
+    return judged_low(scores.get(JUDGED_KEY), scores.get(JUDGED_CEILING_KEY))
+
+
+def judged_rule() -> str:
+    """How a low Judged@10 is decided, in words, for the notes under tables."""
+    return (f"Judged@10 below {JUDGED_FLOOR:g} of the largest the task's qrels allow (1 when every top 10 could be "
+            "judged; 0.1 when one document per query is judged)")
+
+
 SECTION_START = "<!-- complexir-report:start -->"
 SECTION_END = "<!-- complexir-report:end -->"
 
@@ -40,6 +63,7 @@ class Row:
     baseline: dict[str, float] = field(default_factory=dict)
     tests: dict[str, dict[str, float]] = field(default_factory=dict)  # metric → statistics.paired_tests + Holm
     judged: float | None = None  # Judged@10 of the model's ranking, where the result has it
+    judged_max: float | None = None  # the largest Judged@10 the task's qrels allow, where the result has it
 
 
 def metric_label(metric: str) -> str:
@@ -64,41 +88,47 @@ def _fmt_p(p: float | None) -> str:
 
 
 def render_table(rows: list[Row], baseline_name: str | None = None) -> str:
-    """A markdown table of one benchmark's rows; with a baseline: Δ, randomisation-test p and its Holm adjustment
-    (over every test of the report) per metric."""
+    """Markdown of one benchmark's rows: a table of the scores (one column per metric, then Judged@10); with a
+    baseline, a second table with one cell per metric, ``Δ (p, p Holm)``: the difference, its randomisation-test p
+    and that p Holm-adjusted over every test of the report. Two narrow tables, not one with four columns per
+    metric."""
     metrics = [m for m in dict.fromkeys(k for r in rows for k in r.scores)]
-    header = ["Task", "Subset", "Split"]
-    for m in metrics:
-        label = metric_label(m)
-        header.append(label)
-        if baseline_name:
-            header += [f"{label} Δ", f"{label} p", f"{label} p Holm"]
+    labels = [metric_label(m) for m in metrics]
     judged = any(r.judged is not None for r in rows)
-    if judged:
-        header.append("Judged@10")
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+    header = ["Task", "Subset", "Split", *labels, *(["Judged@10"] if judged else [])]
+    lines = _table_head(header)
     for r in rows:
-        cells = [r.task, r.subset, r.split]
-        for m in metrics:
-            cells.append(fmt_score(r.scores.get(m)))
-            if baseline_name:
-                base = r.baseline.get(m)
-                delta = None if base is None or m not in r.scores else r.scores[m] - base
-                cells += [("+" if delta and delta > 0 else "") + fmt_score(delta) if delta is not None else "-",
-                          _fmt_p(r.tests.get(m, {}).get("p_randomisation")),
-                          _fmt_p(r.tests.get(m, {}).get("p_randomisation_holm"))]
+        cells = [r.task, r.subset, r.split, *(fmt_score(r.scores.get(m)) for m in metrics)]
         if judged:
-            cells.append(fmt_score(r.judged) + (" ⚠" if judged_low(r.judged) else ""))
+            cells.append(fmt_score(r.judged) + (" ⚠" if judged_low(r.judged, r.judged_max) else ""))
         lines.append("| " + " | ".join(cells) + " |")
-    low = [f"{r.task} ({r.subset})" for r in rows if judged_low(r.judged)]
+    low = [f"{r.task} ({r.subset})" for r in rows if judged_low(r.judged, r.judged_max)]
     if low:
-        lines += ["", f"⚠ Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of the top 10 has no judgment and "
+        lines += ["", f"⚠ {judged_rule()}: {', '.join(low)}. Most of what could be judged in the top 10 is not, and "
                   "counts as non-relevant: these scores are lower bounds."]
+    if baseline_name:
+        lines += ["", f"Against the baseline `{baseline_name}`, per metric: Δ (p, p Holm).", "",
+                  *_table_head(["Task", "Subset", "Split", *labels])]
+        for r in rows:
+            lines.append("| " + " | ".join([r.task, r.subset, r.split, *(_versus(r, m) for m in metrics)]) + " |")
     return "\n".join(lines)
 
 
 #: how every human-readable output of a report (card body, report.md, charts) marks results of demo data
 DEMO_MARK = DEMO_RESULTS_MARK
+def _table_head(header: list[str]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+
+
+def _versus(row: Row, metric: str) -> str:
+    """``+0.0200 (0.0400, 0.1200)``: Δ against the baseline, randomisation p, Holm-adjusted p (``-`` when unknown)."""
+    base = row.baseline.get(metric)
+    if base is None or metric not in row.scores:
+        return "-"
+    delta = row.scores[metric] - base
+    test = row.tests.get(metric, {})
+    return (("+" if delta > 0 else "") + fmt_score(delta)
+            + f" ({_fmt_p(test.get('p_randomisation'))}, {_fmt_p(test.get('p_randomisation_holm'))})")
 
 
 def render_section(run: ModelRun, rows: list[Row], charts: dict[str, str], baseline: ModelRun | None,

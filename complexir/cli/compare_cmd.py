@@ -20,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="test every system against this one only (a folder given, a model name or a letter); "
                              "default: every pair")
     parser.add_argument("--measure", action="append", default=None, metavar="M",
-                        help="a measure to compare, e.g. nDCG@10 or ndcg_at_10 (repeatable; default: each "
+                        help="a measure to compare, in any spelling a command prints: nDCG@10, MAP@10 or AP@10, "
+                             "ndcg_at_10 (repeatable; default: each "
                              "benchmark's headline and official measures)")
     parser.add_argument("--allow-demo", action="store_true",
                         help="accept results of demo data (or of data no result names) and label them as demo")

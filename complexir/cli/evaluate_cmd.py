@@ -35,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "-m", "--measure", dest="measures", action="append", metavar="MEASURE",
         help=(
             "measure in ir_measures spelling, repeatable: " + measures_help() + "; parameters as in "
-            "alpha_nDCG(alpha=0.9)@20 or P(rel=2)@10. Default: " + ", ".join(DEFAULT_MEASURES)
+            "alpha_nDCG(alpha=0.9)@20 or P(rel=2)@10; the labels run and compare print (MAP@10, α-nDCG@20) and "
+            "MTEB score keys (map_at_10) are read too. Default: " + ", ".join(DEFAULT_MEASURES)
         ),
     )
     parser.add_argument("--per-query", action="store_true", help="also print one line per query")

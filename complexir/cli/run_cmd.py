@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from complexir.analysis.tables import JUDGED_FLOOR, JUDGED_KEY, fmt_score, judged_low, metric_label
+from complexir.analysis.tables import JUDGED_KEY, fmt_score, judged_low_in, judged_rule, metric_label
 from complexir.cli import runs_options
-from complexir.cli.argument_types import positive_int
+from complexir.cli.argument_types import positive_int, unknown_names
 from complexir.cli.early_checks import check_run_arguments
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.failures import shorten
@@ -36,8 +36,9 @@ logger = logging.getLogger(__name__)
 TABLE_MEASURES = ("nDCG@10", "R@100", "R@10", "AP@10", "alpha_nDCG@20", "StRecall@20", "nDCG@20")
 SCORE_COLUMNS = {
     **{parse_measure(name).label: parse_measure(name).mteb_key for name in TABLE_MEASURES},
-    "tokens seen": "doc_token_share_seen",
+    "doc tokens read": "doc_token_share_seen",  # a share of each document's tokens (LoCoV1), shown as a percentage
 }
+PERCENT_COLUMNS = {"doc tokens read"}
 ALWAYS_SHOWN = ("nDCG@10", "R@100")
 JUDGED_COLUMN = "Judged@10"
 
@@ -136,7 +137,7 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
     if names:
         unknown = [n for n in names if n not in TASKS_BY_NAME]
         if unknown:
-            raise ValueError(f"unknown task(s) {unknown}; known: {sorted(TASKS_BY_NAME)}")
+            raise ValueError(unknown_names("task", unknown, TASKS_BY_NAME))
         classes = [TASKS_BY_NAME[n] for n in names]
     else:
         classes = list(TASKS)
@@ -144,7 +145,7 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
         lower = {b.lower(): b for b in BENCHMARKS_BY_NAME}
         unknown = [b for b in benchmarks if b.lower() not in lower]
         if unknown:
-            raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS_BY_NAME)}")
+            raise ValueError(unknown_names("benchmark", unknown, BENCHMARKS_BY_NAME))
         wanted = {lower[b.lower()] for b in benchmarks}
         classes = [c for c in classes if BENCHMARK_OF[c.metadata.name] in wanted]
     tasks = []
@@ -209,18 +210,23 @@ def one_line_reason(error: BaseException) -> str:
 
 
 def judged_cell(scores: dict[str, Any]) -> str:
-    """The Judged@10 column: the fraction, flagged ``(!)`` when below :data:`JUDGED_FLOOR`."""
-    return fmt_score(scores.get(JUDGED_KEY)) + (" (!)" if judged_low(scores.get(JUDGED_KEY)) else "")
+    """The Judged@10 column: the fraction, flagged ``(!)`` when low for what the task's qrels allow."""
+    return fmt_score(scores.get(JUDGED_KEY)) + (" (!)" if judged_low_in(scores) else "")
 
 
 def judged_note(rows: list[dict[str, Any]]) -> str | None:
-    """One line naming the tasks whose Judged@10 is below the floor, or None."""
-    low = [f"{r['task']} ({r['subset']})" for r in rows
-           if not r.get("failed") and judged_low(r["scores"].get(JUDGED_KEY))]
+    """One line naming the tasks whose Judged@10 is low for what their qrels allow, or None."""
+    low = [f"{r['task']} ({r['subset']})" for r in rows if not r.get("failed") and judged_low_in(r["scores"])]
     if not low:
         return None
-    return (f"(!) Judged@10 below {JUDGED_FLOOR}: {', '.join(low)}. Most of their top 10 has no judgment and counts "
+    return (f"(!) {judged_rule()}: {', '.join(low)}. Most of what could be judged in their top 10 is not, and counts "
             "as non-relevant; their scores are lower bounds, not comparable with fully judged ones.")
+
+
+def _cell(column: str, value: Any) -> str:
+    if column in PERCENT_COLUMNS and isinstance(value, (int, float)):
+        return f"{100 * value:.1f}%"
+    return fmt_score(value)
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
@@ -239,7 +245,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
         main = f"{metric_label(r['main_name'])}={fmt_score(s.get('main_score'))}"  # label from the registry
         dps = r["docs_per_second"]
         body.append([r["benchmark"], r["task"], r["subset"], r["split"], main,
-                     *(fmt_score(s.get(SCORE_COLUMNS[h])) for h in shown), *([judged_cell(s)] if judged else []),
+                     *(_cell(h, s.get(SCORE_COLUMNS[h])) for h in shown), *([judged_cell(s)] if judged else []),
                      f"{dps:,.0f}" if dps else ("cached" if r.get("encodes", True) else "-")])
     return text_table(header, body)
 

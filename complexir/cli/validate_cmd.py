@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from complexir.layout.validation import validate_folder
 
@@ -17,4 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     report = validate_folder(args.folder)
     print(json.dumps(report, indent=2))
+    # the verdict on stderr, so that stdout stays the JSON of the counts (a problem never gets here: it is an error)
+    print(f"OK: {args.folder} is a valid benchmark folder in the standard layout ({len(report)} subset(s))",
+          file=sys.stderr)
     return 0

@@ -56,8 +56,23 @@ class DataSource:
         path = self.data_dir / folder
         if not path.is_dir():
             raise FileNotFoundError(f"{task + ': ' if task else ''}no benchmark folder {path} (data dir "
-                                    f"{str(self.data_dir)!r}); build it with `complexir build {folder} --out {path}`")
+                                    f"{str(self.data_dir)!r}); {self._advice(folder)}")
         return str(path), None
+
+    def _advice(self, folder: str) -> str:
+        """What to do about a data dir without ``folder``: name its parent when it is a benchmark folder itself (the
+        commonest slip), and never advise building into the installed package (its demos are read only)."""
+        data_dir = self.data_dir
+        assert data_dir is not None
+        if (data_dir / "README.md").is_file() and (data_dir.name == folder or (data_dir / "data").is_dir()):
+            return (f"{data_dir} is a benchmark folder itself: the data dir is the folder that holds the benchmark "
+                    f"folders, here {data_dir.parent}")
+        package = Path(__file__).resolve().parents[1]
+        if data_dir == package / "demo" or package in data_dir.parents:
+            return (f"the packaged demos hold {', '.join(sorted(p.name for p in (package / 'demo').iterdir()))}; "
+                    f"build {folder} outside the installed package (`complexir build {folder} --out "
+                    f"DIR/{folder}`) and use DIR as the data dir")
+        return f"build it with `complexir build {folder} --out {data_dir / folder}`"
 
     def __str__(self) -> str:
         return "the Hub" if self.data_dir is None else str(self.data_dir)

@@ -287,7 +287,11 @@ class RunsFolderWriter:
 
     def __init__(self, path: str | os.PathLike[str], system: str, revision: str | None, depth: int | None):
         self.path = Path(path).expanduser()
-        self.system, self.revision, self.depth = system, revision, depth
+        self.system, self.revision = system, revision
+        # ``depth``: the most documents per query a write keeps unless it says; ``self.depth``: the deepest ranking
+        # written (what runs.json records), never more than the rankings held (9 for a 9-document corpus)
+        self.cut = depth
+        self.depth: int | None = None
         self.tasks: dict[str, dict[str, Any]] = {}
         self._started = False
         self._written: set[str] = set()  # the tasks this writer wrote run files of
@@ -300,7 +304,7 @@ class RunsFolderWriter:
                 raise RunsError(f"{self.path} holds runs of {old.get('system')} (revision {old.get('revision')}), "
                                 f"not {system} (revision {revision}); choose another folder")
             self.tasks = dict(old.get("tasks", {}))
-            self.depth = max((d for d in (depth, old.get("depth")) if d is not None), default=None)
+            self.depth = old.get("depth")
         elif self.path.is_dir() and any(self.path.iterdir()):
             raise RunsError(f"{self.path} holds files complexir did not write (it has no {MANIFEST}): choose another "
                             "folder (an empty or new one)")
@@ -317,12 +321,16 @@ class RunsFolderWriter:
             self._write_manifest(complete=False)
             self._started = True
         self._written.add(task)
+        depth = self.cut if depth is None else depth
         path = write_run_file(self.path_of(task, hf_subset, split), results, self.system, depth)
         entry = self.tasks.setdefault(task, {})
         if data is not None or "data" not in entry:
             entry["data"] = data
+        # the depth the file holds: the search's top_k (1,000) cut to what the corpus had (9 documents in a demo)
+        written = max((len(docs) for docs in results.values()), default=0)
         if depth is not None:
-            self.depth = max(depth, self.depth or 0)
+            written = min(written, depth)
+        self.depth = max(written, self.depth or 0)
         return path
 
     def discard(self, task: str) -> None:
