@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+from collections.abc import Iterable
 
 
 def positive_int(text: str) -> int:
@@ -16,14 +18,15 @@ def positive_int(text: str) -> int:
     return value
 
 
-def unknown_names(kind: str, given: list[str], known: list[str] | set[str] | dict[str, object]) -> str:
-    """The error for names that are none of ``known``: each with its closest known name (``did you mean``, difflib,
-    letter case ignored), then every known name."""
-    import difflib
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean X?)`` for the known name closest to ``name`` (difflib, letter case ignored); empty when none
+    is close. One wording for every command's names, flags and choices."""
+    by_folded = {k.casefold(): k for k in sorted(known)}
+    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1, cutoff=0.6)
+    return f" (did you mean {by_folded[close[0]]!r}?)" if close else ""
 
-    by_folded = {name.casefold(): name for name in sorted(known)}
-    shown = []
-    for name in given:
-        close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1, cutoff=0.6)
-        shown.append(f"{name!r}" + (f" (did you mean {by_folded[close[0]]}?)" if close else ""))
+
+def unknown_names(kind: str, given: list[str], known: list[str] | set[str] | dict[str, object]) -> str:
+    """The error for names that are none of ``known``: each with its closest known name, then every known name."""
+    shown = [f"{name!r}{did_you_mean(name, known)}" for name in given]
     return f"unknown {kind}{'s' if len(given) > 1 else ''} {', '.join(shown)}; known: {', '.join(sorted(known))}"

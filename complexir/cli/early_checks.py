@@ -7,22 +7,13 @@ first, and then the same checks done later (after the imports) never fire on the
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from complexir.cli.argument_types import did_you_mean
 from complexir.hub.data_source import DATA_DIR_ENV, HUB
 from complexir.registry.benchmarks import all_specs, task_benchmarks
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'X'?)`` for the known names closest to ``name``, ignoring case; empty when none is close."""
-    by_lower = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
-    if not close:
-        return ""
-    return f" (did you mean {by_lower[close[0]]!r}?)"
 
 
 def check_benchmarks(names: Sequence[str] | None) -> None:

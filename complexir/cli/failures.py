@@ -35,7 +35,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def _did_you_mean(self, message: str) -> str:
         """`` (did you mean --task?)`` for a mistyped flag or choice (Python 3.11's argparse offers none)."""
-        from complexir.cli.early_checks import did_you_mean
+        from complexir.cli.argument_types import did_you_mean
 
         choice = re.match(r"argument .*: invalid choice: '(.*)' \(choose from (.*)\)$", message)
         if choice:
