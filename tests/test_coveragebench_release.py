@@ -280,7 +280,7 @@ def test_release_runs_equal_ir_measures_and_pyndeval(coveragebench_demo, tmp_pat
 
 
 def test_system_of_reads_the_paper_s_run_names():
-    from complexir.cli.release_runs import published, system_of
+    from complexir.api.release_runs import published, system_of
 
     assert system_of("bm25") == ("bm25", None)
     assert system_of("Qwen3-8B") == ("qwen3-8b", None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from complexir.api.options import CompareOptions
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -24,9 +26,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from complexir.analysis.compare import make_compare
+    from complexir.api.compare import compare
 
-    path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,
-                        allow_demo=args.allow_demo)
+    path = compare(CompareOptions(results=tuple(args.results), out=args.out, baseline=args.baseline,
+                                  measures=tuple(args.measure) if args.measure else None, allow_demo=args.allow_demo))
     print(f"comparison written to {path} (and compare.json, compare.tex, charts)")
     return 0
