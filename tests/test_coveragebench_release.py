@@ -207,14 +207,13 @@ def test_a_trec_source_without_doc_records_says_so(tmp_path):
         build_coveragebench(release, tmp_path / "out", docs={"cast2020": f"trec:{docs}"}, progress=False)
 
 
-def test_pinned_document_args_keep_the_file_selection():
+def test_pinned_documents_keep_the_file_selection():
     source = cb.DEFAULT_DOCS["ragtime_2025"]
-    args = cb.pinned_document_args({source: "c0ffee"})
-    assert f"ragtime_2025=hf:trec-ragtime/ragtime1@c0ffee?{source.partition('?')[2]}" in args
+    docs = cb.pinned_documents({source: "c0ffee"})["docs"]
+    assert docs == {"ragtime_2025": f"hf:trec-ragtime/ragtime1@c0ffee?{source.partition('?')[2]}"}
     from complexir.upstream.corpus import parse_corpus_source
 
-    [value] = [a for a in args if a.startswith("ragtime_2025=")]
-    parsed = parse_corpus_source(value.partition("=")[2])
+    parsed = parse_corpus_source(docs["ragtime_2025"])
     assert (parsed.location, parsed.revision, parsed.files[1]) == ("trec-ragtime/ragtime1", "c0ffee", "arb-trans.jsonl")
 
 
