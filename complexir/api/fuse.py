@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,10 +80,11 @@ def fuse(options: FuseOptions | None = None, /, **fields: Any) -> FuseResult:
     writer = RunsFolderWriter(out, name, f"fusion-{digest.hexdigest()[:16]}", options.depth)
     data = {task: _same_data(folders, task) for task in folders[0].tasks()}  # refused before anything is written
     for entry in entries:
-        runs = [folder.run(*entry) for folder in folders]
+        runs = [folder.run(*entry) or {} for folder in folders]  # every folder has the entry (checked above)
         fused = fuse_runs(runs, method_name, options.k)
         deepest = max(map(len, fused.values()), default=0) or 1
-        writer.write(*entry, fused, data=data[entry[0]], depth=min(options.depth or math.inf, deepest))
+        depth = min(options.depth, deepest) if options.depth else deepest
+        writer.write(*entry, fused, data=data[entry[0]], depth=depth)
     writer.close()
     return FuseResult(out.resolve(), name, method, len(folders), run_files=len(entries))
 

@@ -248,4 +248,5 @@ def run(options: RunOptions | None = None, /, **fields: Any) -> RunResult:
     return RunResult(output=output, system=system, model_name=meta.name, revision=meta.revision,
                      experiment=meta.experiment_name, rows=rows, tasks=len(tasks), data=data,
                      store_summary=stored.counts.summary() if stored is not None else None,
-                     fixed_runs=setup.model if system.kind == RUNS else None, saved_runs=saved)
+                     fixed_runs=setup.model if isinstance(setup, fixed_runs.FixedRunsSetup) else None,
+                     saved_runs=saved)

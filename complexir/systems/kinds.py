@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from complexir.systems.options import Engine, SearchOptions
 
@@ -88,7 +88,10 @@ class System:
     def name(self) -> str:
         from complexir.systems.models import DEFAULT_MODEL
 
-        return self.runs if self.kind == RUNS else (self.model or DEFAULT_MODEL)
+        if self.kind == RUNS:
+            assert self.runs is not None  # describe_system makes every runs system with its folder
+            return self.runs
+        return self.model or DEFAULT_MODEL
 
     @property
     def dense(self) -> System | None:
@@ -325,7 +328,8 @@ def build_search_model(system: System, options: SearchOptions | None = None) -> 
         setup = SearchSetup(model=runs_search(first.name, Path(first.name).name), system=first)
     reranker = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
     _rename(reranker, model_name)
-    two_stage = TwoStageSearch(setup.model, reranker, system.rerank_depth)
+    # the first stage retrieves (describe_system refuses a cross-encoder there)
+    two_stage = TwoStageSearch(cast("SearchProtocol | EncoderProtocol", setup.model), reranker, system.rerank_depth)
     return SearchSetup(model=two_stage, stored=setup.stored, search=setup.search, engine=setup.engine, system=system,
                        timed=reranker, engine_name=setup.engine_name, _temporary=setup._temporary)
 
@@ -420,7 +424,7 @@ def load_searcher(name: str) -> SearchProtocol:
             missing = [m for m in modules if not _importable(m)]
             if missing:
                 raise SystemRefused(f"{name} needs {', '.join(missing)}: {install}")
-        return mteb.get_model(name)
+        return cast("SearchProtocol", mteb.get_model(name))  # a searcher: registry_kind decided it
 
 
 def _importable(module: str) -> bool:
@@ -443,7 +447,9 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
     if folder is None:  # mteb's own loader: its registry entry, else the Hub repo's config
         if not in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
             check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
-        return mteb.get_model(name_or_path, **({"trust_remote_code": True} if trust_remote_code else {}))
+        loaded = mteb.get_model(name_or_path, trust_remote_code=True) if trust_remote_code else mteb.get_model(
+            name_or_path)
+        return cast("CrossEncoderProtocol", loaded)  # a cross-encoder: model_kind decided it
     from mteb.models import CrossEncoderWrapper
     from sentence_transformers import CrossEncoder
 

@@ -211,11 +211,13 @@ def _backend_errors(backend: Backend) -> Iterator[None]:
 
 
 def _renamed(model: EncoderProtocol, model_name: str | None, max_seq_length: int | None) -> EncoderProtocol:
+    # mteb's protocol declares the meta read-only; its encoders keep it as a plain attribute, which names results
     meta = model.mteb_model_meta
     if model_name:
-        model.mteb_model_meta = meta.model_copy(update={"name": model_name})
+        model.mteb_model_meta = meta.model_copy(update={"name": model_name})  # type: ignore[misc]
     elif max_seq_length is not None and max_seq_length != meta.max_tokens:
-        model.mteb_model_meta = meta.model_copy(update={"name": f"{meta.name}__max{max_seq_length}"})
+        model.mteb_model_meta = meta.model_copy(  # type: ignore[misc]
+            update={"name": f"{meta.name}__max{max_seq_length}"})
     return model
 
 
