@@ -64,6 +64,17 @@ def test_every_run_flag_reaches_its_option():
     assert run_options(_parsed(["run"])) == defaults  # and the command line's defaults are the API's
 
 
+def test_options_take_what_a_notebook_writes():
+    from complexir.api.options import CompareOptions, FuseOptions, RunOptions
+
+    options = RunOptions(tasks="IRSCQuery", splits=["dev"], prompts={"query": "q: "})
+    assert (options.tasks, options.splits, options.prompts) == (("IRSCQuery",), ("dev",), (("query", "q: "),))
+    assert CompareOptions(results="r", out="o").results == ("r",)
+    assert FuseOptions(runs=["a", "b"], method="combsum", out="o").method is complexir.FusionMethod.COMBSUM
+    with pytest.raises(ValueError, match="unknown fusion method 'x'; choose one of rrf, combsum, combmnz"):
+        FuseOptions(runs=("a", "b"), method="x", out="o")
+
+
 def test_build_flags_become_the_scripts_typed_options(tmp_path):
     from complexir.loading_scripts import coveragebench, locov1
     from complexir.upstream.options import BuildOptions

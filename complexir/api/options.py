@@ -8,14 +8,30 @@ change under a run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from complexir.runs.fusion import DEFAULT_K, FusionMethod
+from complexir.runs.fusion import DEFAULT_K, METHODS, FusionMethod
 from complexir.systems.kinds import DEFAULT_RERANK_DEPTH
 from complexir.systems.options import Backend, Engine, LongDocs, SearchOptions
 
 PathLike = str | Path
+
+
+def _as_tuples(options: object, names: tuple[str, ...]) -> None:
+    """Sequence fields given as one string or a list (as a notebook writes them) kept as tuples: ``tasks="X"`` is
+    ``("X",)``, not the letters of X; a mapping (``prompts={"query": ...}``) is its sorted items."""
+    for name in names:
+        value: Any = getattr(options, name)
+        if isinstance(value, str | Path):
+            value = (value,)
+        elif isinstance(value, Mapping):
+            value = tuple(sorted(value.items()))
+        elif value is not None and not isinstance(value, tuple):
+            value = tuple(value)
+        object.__setattr__(options, name, value)  # a frozen dataclass's own __post_init__
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,9 @@ class RunOptions:
     runs: str | None = None  # score fixed rankings (a runs folder or one TREC file) instead of a model
     save_runs: str | None = None  # write the rankings: a folder, "" for <output>/runs/..., None for not at all
 
+    def __post_init__(self) -> None:
+        _as_tuples(self, ("benchmarks", "tasks", "splits", "prompts"))
+
     def search_options(self) -> SearchOptions:
         """What ``complexir.systems.kinds.build_search_model`` needs of these options."""
         return SearchOptions(engine=self.engine, cache=self.cache, address=self.address, workers=self.workers,
@@ -64,6 +83,9 @@ class CompareOptions:
     measures: tuple[str, ...] | None = None  # None: each benchmark's headline and official measures
     allow_demo: bool = False
 
+    def __post_init__(self) -> None:
+        _as_tuples(self, ("results", "measures"))
+
 
 @dataclass(frozen=True)
 class FuseOptions:
@@ -75,3 +97,9 @@ class FuseOptions:
     k: int = DEFAULT_K  # RRF's k
     name: str | None = None  # the system name written in the runs (None: fusion/<method>)
     depth: int | None = None  # documents kept per query (None: every one any input ranks)
+
+    def __post_init__(self) -> None:
+        _as_tuples(self, ("runs",))
+        if self.method not in METHODS:
+            raise ValueError(f"unknown fusion method {self.method!r}; choose one of {', '.join(METHODS)}")
+        object.__setattr__(self, "method", FusionMethod(self.method))  # "rrf" as given on the command line too
