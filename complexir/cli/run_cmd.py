@@ -8,7 +8,6 @@ scores that significance tests need, under ``--output``/per_query.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Any
 
@@ -20,10 +19,8 @@ from complexir.cli.argument_types import positive_int
 from complexir.cli.engine_options import add_engine_arguments
 from complexir.cli.text_table import text_table
 from complexir.metrics import parse_measure
-from complexir.systems.kinds import PROMPT_TYPES, RUNS
+from complexir.systems.kinds import DEFAULT_RERANK_DEPTH, PROMPT_TYPES, RUNS
 from complexir.systems.options import BACKENDS, LONG_DOCS
-
-logger = logging.getLogger(__name__)
 
 # Table columns: header → MTEB score key (a column is shown when any row has the key); the measure registry
 # spells both.
@@ -75,8 +72,8 @@ def add_system_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-stage", default=None, metavar="MODEL_OR_RUNS",
                         help="with a cross-encoder --model: what it reranks on retrieval tasks, a dense model, a "
                              "searcher (e.g. mteb/baseline-bm25s) or a runs folder")
-    parser.add_argument("--rerank-depth", type=positive_int, default=100, metavar="K",
-                        help="with --first-stage: the cross-encoder reranks each query's top K (default: 100)")
+    parser.add_argument("--rerank-depth", type=positive_int, default=DEFAULT_RERANK_DEPTH, metavar="K",
+                        help="with --first-stage: the cross-encoder reranks each query's top K (default: %(default)s)")
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="let a model that ships its own Python code run it (an explicit opt-in, never the "
                              "default; recorded in the experiment)")
