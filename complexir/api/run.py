@@ -135,7 +135,7 @@ class RunResult:
 
     output: Path
     system: System
-    model_name: str  # the name, revision and experiment the results are filed under
+    model_name: str | None  # the name, revision and experiment the results are filed under
     revision: str | None
     experiment: str | None
     rows: list[dict[str, Any]]
@@ -195,7 +195,7 @@ def run(options: RunOptions | None = None, /, **fields: Any) -> RunResult:
     logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
     setup = (fixed_runs.fixed_runs_setup(options, tasks) if system.kind == RUNS
              else build_search_model(system, options.search_options()))
-    model: Any = setup.model
+    model = setup.model
     for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
         task.corpus_from_shards = setup.streams_corpus
 
