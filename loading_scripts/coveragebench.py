@@ -30,9 +30,10 @@ import argparse
 import fnmatch
 import logging
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from complexir.layout.card import CardInfo
 from complexir.layout.writer import BenchmarkWriter
@@ -45,7 +46,7 @@ from complexir.upstream.corpus import (
     pooled_documents,
 )
 from complexir.upstream.coveragebench import SPLIT, SubsetRelease, available_subsets, read_subset
-from complexir.upstream.options import add_build_arguments
+from complexir.upstream.options import BuildOptions, add_build_arguments
 from complexir.upstream.release import resolve_release
 
 logger = logging.getLogger(__name__)
@@ -415,27 +416,49 @@ def _docs_language_arg(values: list[str]) -> dict[str, str]:
     return out
 
 
-def pinned_document_args(documents: dict[str, str]) -> list[str]:
-    """``--docs SUBSET=hf:<repo>@<commit>[:<config>][?...]`` for each subset whose collection is a Hub dataset
-    named in ``documents`` (source -> commit): what a build into the cache (``complexir.hub.build_cache``) passes, so
-    that it reads the commits its cache key names. ir_datasets collections need no argument (the installed
-    ir_datasets is the version the key names)."""
-    pinned = []
+def pinned_documents(documents: dict[str, str]) -> dict[str, dict[str, str]]:
+    """``{"docs": {SUBSET: "hf:<repo>@<commit>[:<config>][?...]"}}`` for each subset whose collection is a Hub
+    dataset named in ``documents`` (source -> commit): the options a build into the cache
+    (``complexir.hub.build_cache``) gives, so that it reads the commits its cache key names. ir_datasets collections
+    need none (the installed ir_datasets is the version the key names)."""
+    pinned = {}
     for subset, source in DEFAULT_DOCS.items():
         if source.startswith("hf:") and source in documents:
             head, sep, select = source.removeprefix("hf:").partition("?")
             repo, _, config = head.partition(":")
-            pinned.append(f"{subset}=hf:{repo}@{documents[source]}" + (f":{config}" if config else "")
-                          + (f"?{select}" if sep else ""))
-    return ["--docs", *pinned] if pinned else []
+            pinned[subset] = (f"hf:{repo}@{documents[source]}" + (f":{config}" if config else "")
+                              + (f"?{select}" if sep else ""))
+    return {"docs": pinned} if pinned else {}
 
 
-def build(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class CoverageBenchOptions(BuildOptions):
+    """A CoverageBench build: the corpus setting, each subset's document source and language, the baseline kept in
+    top_ranked and its depth."""
+
+    corpus: str = "pooled"  # pooled or full
+    docs: Mapping[str, str] = field(default_factory=dict)  # subset -> document source (default: DEFAULT_DOCS)
+    docs_language: Mapping[str, str] = field(default_factory=dict)  # subset (or *) -> translated|native
+    rerank_depth: int = DEFAULT_RERANK_DEPTH
+    baseline: str | None = None  # glob selecting the baseline run (default: the first run by name)
+    support_threshold: int | None = None  # the grade from which a document supports a nugget (None: the release's)
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any]) -> Self:
+        """``--docs SUBSET=SOURCE ...`` and ``--docs-language [SUBSET=]LANGUAGE ...`` as mappings."""
+        options = super().from_flags(flags)
+        return replace(options, docs=_docs_arg(flags.get("docs") or []),
+                       docs_language=_docs_language_arg(flags.get("docs_language") or []))
+
+
+OPTIONS = CoverageBenchOptions
+
+
+def build(options: CoverageBenchOptions) -> int:
     build_coveragebench(
-        args.source, args.out, subsets=args.subset, corpus=args.corpus, docs=_docs_arg(args.docs),
-        docs_language=_docs_language_arg(args.docs_language),
-        rerank_depth=args.rerank_depth, baseline=args.baseline, revision=args.revision,
-        support_threshold=args.support_threshold,
-        overwrite=args.overwrite, progress=not args.no_progress, before_swap=args.before_swap,
+        options.source_or(HUB_ID), options.out, subsets=options.subset_list(), corpus=options.corpus,
+        docs=dict(options.docs), docs_language=dict(options.docs_language), rerank_depth=options.rerank_depth,
+        baseline=options.baseline, revision=options.revision, support_threshold=options.support_threshold,
+        overwrite=options.overwrite, progress=options.progress, before_swap=options.before_swap,
     )
     return 0

@@ -38,7 +38,7 @@ from complexir.layout.errors import UpstreamFormatError
 from complexir.layout.writer import BenchmarkWriter
 from complexir.registry.benchmarks import CRUMB
 from complexir.upstream import iter_jsonl, string_field
-from complexir.upstream.options import add_build_arguments
+from complexir.upstream.options import BuildOptions, add_build_arguments
 from complexir.upstream.release import resolve_release
 
 logger = logging.getLogger(__name__)
@@ -325,8 +325,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         source_help="Hub dataset id or a local folder with the release files")
 
 
-def build(args: argparse.Namespace) -> int:
-    out = build_crumb(args.source, args.out, subsets=args.subset, revision=args.revision,
-                      overwrite=args.overwrite, progress=not args.no_progress, before_swap=args.before_swap)
+def build(options: BuildOptions) -> int:
+    out = build_crumb(options.source_or(HUB_ID), options.out, subsets=options.subset_list(),
+                      revision=options.revision, overwrite=options.overwrite, progress=options.progress,
+                      before_swap=options.before_swap)
     logger.info("CRUMB written to %s", out)
     return 0

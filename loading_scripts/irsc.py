@@ -42,7 +42,7 @@ from complexir.layout.errors import UpstreamFormatError
 from complexir.layout.writer import BenchmarkWriter
 from complexir.registry.benchmarks import IRSC
 from complexir.upstream import iter_jsonl
-from complexir.upstream.options import add_build_arguments
+from complexir.upstream.options import BuildOptions, add_build_arguments
 from complexir.upstream.release import resolve_release
 
 logger = logging.getLogger(__name__)
@@ -371,13 +371,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", dest="no_progress", action="store_true", help="the older spelling of --no-progress")
 
 
-def build(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class IRSCOptions(BuildOptions):
+    """An IRSC build: the pair files' column names, and the fixed values of files without a column."""
+
+    query_column: str = "query"
+    content_column: str = "content"
+    query_language_column: str = "query_language"
+    content_language_column: str = "content_language"
+    task_column: str = "task"
+    task: str | None = None  # task of files without a task column
+    query_language: str | None = None
+    content_language: str | None = None
+
+
+OPTIONS = IRSCOptions
+
+
+def build(options: IRSCOptions) -> int:
+    if options.source is None:  # no default release: see add_arguments
+        raise ValueError("IRSC has no default release: give the folder or Hub repo of its pair files as source")
     columns = Columns(
-        query=args.query_column, content=args.content_column, query_language=args.query_language_column,
-        content_language=args.content_language_column, task=args.task_column, fixed_task=args.task,
-        fixed_query_language=args.query_language, fixed_content_language=args.content_language,
+        query=options.query_column, content=options.content_column, query_language=options.query_language_column,
+        content_language=options.content_language_column, task=options.task_column, fixed_task=options.task,
+        fixed_query_language=options.query_language, fixed_content_language=options.content_language,
     )
-    out = build_irsc(args.source, args.out, columns=columns, revision=args.revision, overwrite=args.overwrite,
-                     progress=not args.no_progress, subsets=args.subset, before_swap=args.before_swap)
+    out = build_irsc(options.source, options.out, columns=columns, revision=options.revision,
+                     overwrite=options.overwrite, progress=options.progress, subsets=options.subset_list(),
+                     before_swap=options.before_swap)
     logger.info("IRSC written to %s", out)
     return 0

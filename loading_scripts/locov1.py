@@ -43,7 +43,7 @@ from complexir.layout.schema import check_name
 from complexir.layout.writer import BenchmarkWriter
 from complexir.registry.benchmarks import LOCOV1
 from complexir.upstream import iter_jsonl, string_field
-from complexir.upstream.options import add_build_arguments
+from complexir.upstream.options import BuildOptions, add_build_arguments
 from complexir.upstream.release import content_digest, folder_files, local_folder, resolve_release
 
 logger = logging.getLogger(__name__)
@@ -322,17 +322,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", help="Hugging Face cache folder for the Hub download")
 
 
-def pinned_source_args(commits: dict[str, str]) -> list[str]:
-    """The arguments naming the two upstream repos at exactly these commits (repo id -> commit): what a build
-    from the release into the cache (``complexir.hub.build_cache``) passes."""
-    return ["--source", f"{DOCUMENTS_REPO},{QUERIES_REPO}", "--documents-revision", commits[DOCUMENTS_REPO],
-            "--queries-revision", commits[QUERIES_REPO]]
+@dataclass(frozen=True)
+class LoCoV1Options(BuildOptions):
+    """A LoCoV1 build: the two repos' own revisions, and where the Hub download is cached."""
+
+    documents_revision: str | None = None  # default: revision
+    queries_revision: str | None = None  # default: revision
+    cache_dir: str | None = None
 
 
-def build(args: argparse.Namespace) -> int:
+OPTIONS = LoCoV1Options
+
+
+def pinned_source(commits: dict[str, str]) -> dict[str, str]:
+    """The options naming the two upstream repos at exactly these commits (repo id -> commit): what a build
+    from the release into the cache (``complexir.hub.build_cache``) gives."""
+    return {"source": f"{DOCUMENTS_REPO},{QUERIES_REPO}", "documents_revision": commits[DOCUMENTS_REPO],
+            "queries_revision": commits[QUERIES_REPO]}
+
+
+def build(options: LoCoV1Options) -> int:
     build_locov1(
-        args.source, args.out, overwrite=args.overwrite, tasks=args.subset, revision=args.revision,
-        documents_revision=args.documents_revision, queries_revision=args.queries_revision, cache_dir=args.cache_dir,
-        progress=not args.no_progress, before_swap=args.before_swap,
+        options.source_or(DEFAULT_SOURCE), options.out, overwrite=options.overwrite, tasks=options.subset_list(),
+        revision=options.revision, documents_revision=options.documents_revision,
+        queries_revision=options.queries_revision, cache_dir=options.cache_dir, progress=options.progress,
+        before_swap=options.before_swap,
     )
     return 0

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .measures import Measure, max_depth, parse_measure
+from .measures import Measure, MeasureKind, max_depth, parse_measure
 from .ranking import dedupe_rankings, index_within_runs, run_starts
 
 __all__ = ["DEFAULT_ADHOC_MEASURES", "PAST_END", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "adhoc_scores_of_codes",
@@ -51,13 +51,13 @@ def check_labels(where: str, judged: Mapping[str, object]) -> np.ndarray:
     return vals.astype(np.int64) if vals is not None else np.zeros(0, np.int64)
 
 
-def _parse_all(measures: Sequence[str], kind: str) -> list[Measure]:
+def _parse_all(measures: Sequence[str], kind: MeasureKind) -> list[Measure]:
     if isinstance(measures, str):
         measures = [measures]
     parsed = [parse_measure(m) for m in measures]
     for m in parsed:
         if m.kind != kind:
-            other = "coverage_per_query" if m.kind == "coverage" else "adhoc_per_query"
+            other = "coverage_per_query" if m.kind == MeasureKind.COVERAGE else "adhoc_per_query"
             raise ValueError(f"{m.name!r} is a {m.kind} measure; compute it with {other}")
     return parsed
 
@@ -73,7 +73,7 @@ def adhoc_per_query(
     first rank (reported with a warning). Only the top ``max(k)`` of each ranking is read unless a
     measure without cutoff (``AP``, ``nDCG``, ``RR``, ``R``) asks for the whole list.
     """
-    parsed = _parse_all(measures, "adhoc")
+    parsed = _parse_all(measures, MeasureKind.ADHOC)
     qids = list(qrels)
     depth = None if any(m.cutoff is None for m in parsed) else max((m.cutoff or 0) for m in parsed)
     ranked = dedupe_rankings(rankings, qids, depth)
@@ -112,7 +112,7 @@ def adhoc_scores(
     relevant when judged with label >= rel (so ``rel=0`` counts every judged doc, never an unjudged one);
     nDCG's gain is the label and its ideal comes from the judged labels.
     """
-    parsed = _parse_all(list(measures), "adhoc")
+    parsed = _parse_all(list(measures), MeasureKind.ADHOC)
     nq, width = labels.shape
     if len(judged_topic) and not (judged_label >= 1).all():
         has_rel = np.bincount(judged_topic, weights=judged_label >= 1, minlength=nq) > 0

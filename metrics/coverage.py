@@ -32,7 +32,7 @@ from operator import methodcaller
 import numpy as np
 
 from .adhoc import _parse_all, check_labels
-from .measures import Measure
+from .measures import Measure, MeasureKind
 from .ranking import dedupe_rankings, index_within_runs
 
 __all__ = [
@@ -318,7 +318,7 @@ def parse_coverage_measures(
     measures: Sequence[str | Measure], alpha: float, rel_level: int, denominator: str
 ) -> list[Measure]:
     """The measures parsed, and the options checked with each measure's own parameters (ValueError)."""
-    parsed = _parse_all(measures, "coverage")
+    parsed = _parse_all(measures, MeasureKind.COVERAGE)
     if not (0.0 <= float(alpha) <= 1.0):
         raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
     if denominator not in ("supported", "all"):
@@ -381,7 +381,7 @@ def coverage_scores(
     nowhere), topic after topic, repeats removed and at least as deep as the measures read; ``ranked_lens``
     their lengths.
     """
-    parsed = _parse_all(list(measures), "coverage")
+    parsed = _parse_all(list(measures), MeasureKind.COVERAGE)
     by_rel: dict[int, list[Measure]] = {}
     for m in parsed:
         by_rel.setdefault(int(m.params.get("rel", rel_level)), []).append(m)

@@ -18,13 +18,16 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 __all__ = [
     "ADHOC_MEASURES",
     "COVERAGE_MEASURES",
     "FAMILIES",
+    "CutoffRule",
     "Family",
     "Measure",
+    "MeasureKind",
     "from_mteb_key",
     "max_depth",
     "measure_label",
@@ -33,13 +36,34 @@ __all__ = [
 ]
 
 
+class MeasureKind(StrEnum):
+    """Which semantics a measure has: ``adhoc`` (trec_eval's, one relevance per document) or ``coverage``
+    (ndeval's, nuggets)."""
+
+    ADHOC = "adhoc"
+    COVERAGE = "coverage"
+
+
+class CutoffRule(StrEnum):
+    """Whether a family's name takes ``@k``: always (``required``), may (``optional``) or never (``none``: it reads
+    the whole ranking)."""
+
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+    NONE = "none"
+
+
+ADHOC, COVERAGE = MeasureKind.ADHOC, MeasureKind.COVERAGE
+REQUIRED, OPTIONAL, NO_CUTOFF = CutoffRule.REQUIRED, CutoffRule.OPTIONAL, CutoffRule.NONE
+
+
 @dataclass(frozen=True)
 class Family:
     """One measure family: how it is spelt in ir_measures, MTEB score keys and tables, and what it accepts."""
 
     name: str  # ir_measures spelling, e.g. "nDCG"
-    kind: str  # "adhoc" (trec_eval semantics) or "coverage" (ndeval semantics)
-    cutoff: str  # "required", "optional" or "none"
+    kind: MeasureKind
+    cutoff: CutoffRule
     params: frozenset[str]
     mteb: str  # MTEB score-key stem: "ndcg" -> "ndcg_at_10"
     label: str  # table label stem: "nDCG" -> "nDCG@10"
@@ -47,30 +71,30 @@ class Family:
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family("nDCG", "adhoc", "optional", frozenset(), "ndcg", "nDCG", "ndcg_cut"),
-    Family("R", "adhoc", "optional", frozenset({"rel"}), "recall", "R", "recall"),
-    Family("AP", "adhoc", "optional", frozenset({"rel"}), "map", "MAP", "map_cut"),
-    Family("RR", "adhoc", "optional", frozenset({"rel"}), "mrr", "MRR", "recip_rank"),
-    Family("P", "adhoc", "required", frozenset({"rel"}), "precision", "P", "P"),
+    Family("nDCG", ADHOC, OPTIONAL, frozenset(), "ndcg", "nDCG", "ndcg_cut"),
+    Family("R", ADHOC, OPTIONAL, frozenset({"rel"}), "recall", "R", "recall"),
+    Family("AP", ADHOC, OPTIONAL, frozenset({"rel"}), "map", "MAP", "map_cut"),
+    Family("RR", ADHOC, OPTIONAL, frozenset({"rel"}), "mrr", "MRR", "recip_rank"),
+    Family("P", ADHOC, REQUIRED, frozenset({"rel"}), "precision", "P", "P"),
     # ir_measures' judgment rate (its "judged" provider; trec_eval has none): the fraction of the top k with any
     # judgment, over min(k, ranking length)
-    Family("Judged", "adhoc", "optional", frozenset(), "judged", "Judged", None),
-    Family("alpha_nDCG", "coverage", "required", frozenset({"alpha", "rel"}), "alpha_ndcg", "α-nDCG", "alpha-nDCG"),
-    Family("alpha_DCG", "coverage", "required", frozenset({"alpha", "rel"}), "alpha_dcg", "α-DCG", "alpha-DCG"),
-    Family("StRecall", "coverage", "required", frozenset({"rel"}), "strecall", "StRecall", "strec"),
-    Family("ERR_IA", "coverage", "required", frozenset({"alpha", "rel"}), "err_ia", "ERR-IA", "ERR-IA"),
-    Family("nERR_IA", "coverage", "required", frozenset({"alpha", "rel"}), "nerr_ia", "nERR-IA", "nERR-IA"),
-    Family("P_IA", "coverage", "required", frozenset({"rel"}), "p_ia", "P-IA", "P-IA"),
-    Family("AP_IA", "coverage", "none", frozenset({"rel"}), "ap_ia", "AP-IA", "MAP-IA"),
-    Family("NRBP", "coverage", "none", frozenset({"alpha", "beta", "rel"}), "nrbp", "NRBP", "NRBP"),
-    Family("nNRBP", "coverage", "none", frozenset({"alpha", "beta", "rel"}), "nnrbp", "nNRBP", "nNRBP"),
+    Family("Judged", ADHOC, OPTIONAL, frozenset(), "judged", "Judged", None),
+    Family("alpha_nDCG", COVERAGE, REQUIRED, frozenset({"alpha", "rel"}), "alpha_ndcg", "α-nDCG", "alpha-nDCG"),
+    Family("alpha_DCG", COVERAGE, REQUIRED, frozenset({"alpha", "rel"}), "alpha_dcg", "α-DCG", "alpha-DCG"),
+    Family("StRecall", COVERAGE, REQUIRED, frozenset({"rel"}), "strecall", "StRecall", "strec"),
+    Family("ERR_IA", COVERAGE, REQUIRED, frozenset({"alpha", "rel"}), "err_ia", "ERR-IA", "ERR-IA"),
+    Family("nERR_IA", COVERAGE, REQUIRED, frozenset({"alpha", "rel"}), "nerr_ia", "nERR-IA", "nERR-IA"),
+    Family("P_IA", COVERAGE, REQUIRED, frozenset({"rel"}), "p_ia", "P-IA", "P-IA"),
+    Family("AP_IA", COVERAGE, NO_CUTOFF, frozenset({"rel"}), "ap_ia", "AP-IA", "MAP-IA"),
+    Family("NRBP", COVERAGE, NO_CUTOFF, frozenset({"alpha", "beta", "rel"}), "nrbp", "NRBP", "NRBP"),
+    Family("nNRBP", COVERAGE, NO_CUTOFF, frozenset({"alpha", "beta", "rel"}), "nnrbp", "nNRBP", "nNRBP"),
 )
 _BY_NAME = {f.name: f for f in FAMILIES}
 _BY_MTEB = {f.mteb: f for f in FAMILIES}
 
 # Kept for callers of the earlier tables: family -> (cutoff rule, allowed parameters)
-ADHOC_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "adhoc"}
-COVERAGE_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "coverage"}
+ADHOC_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == ADHOC}
+COVERAGE_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == COVERAGE}
 
 def _spellings() -> dict[str, Family]:
     """Every spelling of a family's name before its parameters and cutoff: ir_measures', the table label's, ndeval's
@@ -99,7 +123,7 @@ class Measure:
 
     name: str
     family: str
-    kind: str  # "adhoc" or "coverage"
+    kind: MeasureKind
     cutoff: int | None
     params: dict[str, float] = field(default_factory=dict, hash=False)
 
@@ -131,7 +155,7 @@ def _accepted() -> str:
 
 def measures_help() -> str:
     """The accepted spellings, for CLI help: ``nDCG@k, R@k, ..., AP_IA, NRBP, nNRBP``."""
-    spell = {"required": "{}@k", "optional": "{}@k, {}", "none": "{}"}
+    spell = {REQUIRED: "{}@k", OPTIONAL: "{}@k, {}", NO_CUTOFF: "{}"}
     return ", ".join(spell[f.cutoff].format(f.name, f.name) for f in FAMILIES)
 
 
@@ -163,9 +187,9 @@ def parse_measure(name: str | Measure) -> Measure:
         hint = f" (did you mean {labels[close[0]]}?)" if close else ""
         raise ValueError(f"unknown measure {name!r}{hint}; known measures: {_accepted()}")
     cutoff = int(m["cutoff"]) if m["cutoff"] is not None else None
-    if family.cutoff == "required" and cutoff is None:
+    if family.cutoff == REQUIRED and cutoff is None:
         raise ValueError(f"measure {name!r} needs a cutoff, e.g. '{family.name}@20'")
-    if family.cutoff == "none" and cutoff is not None:
+    if family.cutoff == NO_CUTOFF and cutoff is not None:
         raise ValueError(f"measure {name!r} takes no cutoff (it uses the whole ranking)")
     if cutoff is not None and cutoff < 1:
         raise ValueError(f"measure {name!r}: the cutoff must be >= 1")
@@ -184,7 +208,7 @@ def parse_measure(name: str | Measure) -> Measure:
                 raise ValueError(f"measure {name!r}: parameter {key} must be a number, got {value!r}") from None
     # rel is the label threshold: a judged doc with label >= rel is relevant (trec_eval's -l). Below 0 every
     # judged and unjudged doc would count, which no reference tool computes; coverage needs >= 1 (ndeval).
-    lowest_rel = 0 if family.kind == "adhoc" else 1
+    lowest_rel = 0 if family.kind == ADHOC else 1
     if params.get("rel", lowest_rel) < lowest_rel:
         raise ValueError(f"measure {name!r}: rel must be an integer >= {lowest_rel}, got {params['rel']!r}")
     for key in ("alpha", "beta"):

@@ -49,12 +49,15 @@ from pathlib import Path
 from complexir.registry.benchmarks import all_specs
 from complexir.tasks.layout_task import write_descriptive_statistics
 from complexir.cli.main import build_parser
+from complexir.upstream.options import BuildOptions
 
 argv = sys.argv[1:]
 args = build_parser(argv).parse_args(argv)
 spec = next(s for s in all_specs() if s.folder == args.benchmark)
 step = os.environ["BENCH_STEP"]
-runs = {"write": lambda: import_module(spec.loading_script).build(args),  # args.before_swap is None: no statistics
+module = import_module(spec.loading_script)
+options = getattr(module, "OPTIONS", BuildOptions).from_flags(vars(args))  # before_swap None: no statistics
+runs = {"write": lambda: module.build(options),
         "build": lambda: args.func(args),
         "statistics": lambda: write_descriptive_statistics(Path(args.out), spec)}
 start = time.perf_counter()

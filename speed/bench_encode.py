@@ -32,7 +32,7 @@ WORKER = "--worker"
 def demo_texts(count: int) -> list[str]:
     import pyarrow.parquet as pq
 
-    from complexir.cli.run_cmd import demo_data_dir
+    from complexir.api.run import demo_data_dir
 
     texts = []
     for path in sorted(demo_data_dir().glob("*/data/*/corpus-*.parquet")):

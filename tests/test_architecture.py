@@ -106,7 +106,7 @@ ROOMS: dict[str, set[str]] = {
     "mteb": {"layout", "registry", "hub", "tasks"},
     "systems": {"layout", "upstream", "runs", "mteb"},
     "loading_scripts": {"layout", "registry", "upstream", "metrics"},
-    "hub": {"layout", "registry", "metrics", "loading_scripts"},
+    "hub": {"layout", "registry", "metrics", "upstream", "loading_scripts"},
     "tasks": {"layout", "metrics", "registry", "runs", "systems", "hub", "mteb"},
     "analysis": {"layout", "metrics", "registry", "runs", "hub", "mteb", "tasks"},
     "api": {"layout", "metrics", "registry", "runs", "upstream", "systems", "hub", "mteb", "tasks", "loading_scripts",

@@ -69,17 +69,19 @@ def test_hub_collections_are_keyed_by_commit_and_read_at_it(monkeypatch):
     assert build_cache.entry_path(COVERAGEBENCH, RELEASE, [], every) != build_cache.entry_path(
         COVERAGEBENCH, RELEASE, [], {**every, "hf:DylanJHJ/crux-mds-corpus": "e" * 40})
     # the build reads each Hub collection at the commit the key names
-    args = coveragebench.pinned_document_args(every)
+    pinned = coveragebench.pinned_documents(every)
     # NeuCLIR and RAGTIME: their English translations, the splits or files of the repo kept with the commit
-    assert args == ["--docs", f"neuclir_2024=hf:neuclir/neuclir1@{'f' * 40}?splits=fas_mt_eng,rus_mt_eng,zho_mt_eng",
-                    f"ragtime_2025=hf:trec-ragtime/ragtime1@{'d' * 40}?files=eng-docs.jsonl,arb-trans.jsonl,"
-                    "rus-trans.jsonl,zho-trans.jsonl",
-                    f"crux_multinews=hf:DylanJHJ/crux-mds-corpus@{'c' * 40}",
-                    f"crux_duc04=hf:DylanJHJ/crux-mds-corpus@{'c' * 40}"]
+    assert pinned == {"docs": {
+        "neuclir_2024": f"hf:neuclir/neuclir1@{'f' * 40}?splits=fas_mt_eng,rus_mt_eng,zho_mt_eng",
+        "ragtime_2025": f"hf:trec-ragtime/ragtime1@{'d' * 40}?files=eng-docs.jsonl,arb-trans.jsonl,"
+                        "rus-trans.jsonl,zho-trans.jsonl",
+        "crux_multinews": f"hf:DylanJHJ/crux-mds-corpus@{'c' * 40}",
+        "crux_duc04": f"hf:DylanJHJ/crux-mds-corpus@{'c' * 40}"}}
+    assert list(pinned["docs"]) == ["neuclir_2024", "ragtime_2025", "crux_multinews", "crux_duc04"]
     assert built_from_upstream(RELEASE, {cb_source("ragtime_2025"): "d" * 40}) == (
         f"hltcoe/coveragebench@{'a' * 40}; documents: trec-ragtime/ragtime1@{'d' * 40} (files eng-docs.jsonl, "
         "arb-trans.jsonl, rus-trans.jsonl, zho-trans.jsonl)")
-    source = parse_corpus_source(args[-1].split("=", 1)[1])
+    source = parse_corpus_source(pinned["docs"]["crux_duc04"])
     assert (source.kind, source.location, source.revision, source.config) == (
         "hf", "DylanJHJ/crux-mds-corpus", "c" * 40, None)
     assert str(parse_corpus_source("hf:org/docs@v2:en")) == "hf:org/docs@v2:en"

@@ -207,14 +207,13 @@ def test_a_trec_source_without_doc_records_says_so(tmp_path):
         build_coveragebench(release, tmp_path / "out", docs={"cast2020": f"trec:{docs}"}, progress=False)
 
 
-def test_pinned_document_args_keep_the_file_selection():
+def test_pinned_documents_keep_the_file_selection():
     source = cb.DEFAULT_DOCS["ragtime_2025"]
-    args = cb.pinned_document_args({source: "c0ffee"})
-    assert f"ragtime_2025=hf:trec-ragtime/ragtime1@c0ffee?{source.partition('?')[2]}" in args
+    docs = cb.pinned_documents({source: "c0ffee"})["docs"]
+    assert docs == {"ragtime_2025": f"hf:trec-ragtime/ragtime1@c0ffee?{source.partition('?')[2]}"}
     from complexir.upstream.corpus import parse_corpus_source
 
-    [value] = [a for a in args if a.startswith("ragtime_2025=")]
-    parsed = parse_corpus_source(value.partition("=")[2])
+    parsed = parse_corpus_source(docs["ragtime_2025"])
     assert (parsed.location, parsed.revision, parsed.files[1]) == ("trec-ragtime/ragtime1", "c0ffee", "arb-trans.jsonl")
 
 
@@ -280,7 +279,7 @@ def test_release_runs_equal_ir_measures_and_pyndeval(coveragebench_demo, tmp_pat
 
 
 def test_system_of_reads_the_paper_s_run_names():
-    from complexir.cli.release_runs import published, system_of
+    from complexir.api.release_runs import published, system_of
 
     assert system_of("bm25") == ("bm25", None)
     assert system_of("Qwen3-8B") == ("qwen3-8b", None)

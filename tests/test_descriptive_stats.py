@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from complexir.cli.run_cmd import demo_data_dir
+from complexir.api.run import demo_data_dir
 from complexir.layout.distinct import KEY, DistinctKeys, digest_keys, text_keys
 from complexir.tasks import TASKS, descriptive_stats
 from complexir.tasks.layout_task import task_to_describe

@@ -160,7 +160,7 @@ def test_a_folder_without_a_card(tmp_path):
 
 def test_a_task_parses_its_card_once(monkeypatch):
     """`run` asks a task whether its data is there, then loads it: one parse of the card for both."""
-    from complexir.cli.run_cmd import demo_data_dir
+    from complexir.api.run import demo_data_dir
     from complexir.layout import folder as folder_module
     from complexir.tasks import TASKS_BY_NAME
 

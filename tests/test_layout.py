@@ -477,7 +477,7 @@ def test_rebuilt_or_same_named_folders_never_load_stale_data(tmp_path):
 
 def test_every_demo_config_loads_with_datasets_and_mteb():
     """The demo folders shipped in the package are Hub dataset repos: every config loads with no code."""
-    from complexir.cli.run_cmd import demo_data_dir
+    from complexir.api.run import demo_data_dir
 
     for folder in sorted(p for p in demo_data_dir().iterdir() if p.is_dir()):
         meta = read_front_matter(folder / "README.md")

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from complexir.metrics import adhoc_per_query, coverage_per_query, parse_measure
-from complexir.metrics.measures import FAMILIES, from_mteb_key, max_depth, measure_label, measures_help
+from complexir.metrics.measures import (
+    FAMILIES,
+    CutoffRule,
+    MeasureKind,
+    from_mteb_key,
+    max_depth,
+    measure_label,
+    measures_help,
+)
 
 
 @pytest.mark.parametrize(("name", "key", "label"), [
@@ -33,9 +41,17 @@ def test_spellings_round_trip(name, key, label):
 
 def test_every_family_round_trips_and_is_in_the_help():
     for family in FAMILIES:
-        name = family.name + ("@7" if family.cutoff != "none" else "")
+        name = family.name + ("@7" if family.cutoff != CutoffRule.NONE else "")
         assert from_mteb_key(parse_measure(name).mteb_key).name == name
         assert family.name in measures_help()
+
+
+def test_families_are_typed_rows():
+    # each row's kind and cutoff rule are members of their enums, and a parsed measure carries its family's kind
+    for family in FAMILIES:
+        assert isinstance(family.kind, MeasureKind) and isinstance(family.cutoff, CutoffRule), family.name
+        assert parse_measure(family.name + ("@3" if family.cutoff != CutoffRule.NONE else "")).kind is family.kind
+    assert {f.kind for f in FAMILIES} == set(MeasureKind) and {f.cutoff for f in FAMILIES} == set(CutoffRule)
 
 
 @pytest.mark.parametrize("key", ["ndcg_at_x", "foo_at_10", "ndcg_weird_at_10", "doc_token_share_seen"])

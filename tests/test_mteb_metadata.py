@@ -14,7 +14,7 @@ import bibtexparser
 import pytest
 from bibtexparser.bwriter import BibTexWriter
 
-from complexir.cli.run_cmd import demo_data_dir
+from complexir.api.run import demo_data_dir
 from complexir.tasks import BENCHMARKS, TASKS
 
 

@@ -357,7 +357,7 @@ def test_run_never_overwrites_results_of_other_data(two_runs, tiny, tmp_path):
     """MTEB files results by model and task only: a run over other data must not silently replace them."""
     import shutil
 
-    from complexir.cli.run_cmd import check_no_other_data
+    from complexir.api.run import check_no_other_data
 
     full, meta = two_runs["full"]
     copy = tmp_path / "copy"

@@ -10,8 +10,8 @@ import os
 import pytest
 from run_output import MODEL, MODEL_DIR, store_counts, table_rows
 
+from complexir.api.run import demo_data_dir
 from complexir.cli.main import main
-from complexir.cli.run_cmd import demo_data_dir
 from complexir.layout.validation import validate_folder
 from complexir.tasks import BENCHMARKS, TASKS
 from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES

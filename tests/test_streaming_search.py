@@ -67,7 +67,7 @@ def test_the_indexed_corpus_can_be_searched_again(tmp_path):
     exact: the streaming search keeps the corpus it indexed until the next ``index``."""
     from datasets import Dataset
 
-    from complexir.cli.run_cmd import demo_data_dir
+    from complexir.api.run import demo_data_dir
     from complexir.systems.embedding_store import EmbeddingStore
     from complexir.systems.models import load_model
     from complexir.systems.stored_encoder import StoredEncoder
@@ -111,24 +111,19 @@ def _main_scores(result) -> dict:
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
-    import argparse
-
     import mteb
 
-    from complexir.cli.run_cmd import add_parser, demo_data_dir, select_tasks
+    from complexir.api.run import demo_data_dir, select_tasks
     from complexir.hub.data_source import DataSource
     from complexir.systems.kinds import build_dense_search
     from complexir.systems.models import EncodeCounter, load_model
+    from complexir.systems.options import SearchOptions
 
-    parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers())
     base = load_model(None)
     runs = {}
     for engine in ("mteb", "local", "ray"):
-        args = parser.parse_args(["run", "--engine", engine, "--workers", "2", "--batch-docs", "4",
-                                  "--cache", str(tmp_path / "store" / engine)])
-        setup = build_dense_search(args, EncodeCounter(base), long_docs=False, model=args.model,
-                                   model_name=args.model_name)
+        options = SearchOptions(engine=engine, workers=2, batch_docs=4, cache=str(tmp_path / "store" / engine))
+        setup = build_dense_search(options, EncodeCounter(base), long_docs=False)
         tasks = select_tasks(None, TASKS, DataSource.local(demo_data_dir()), ["test"])
         for task in tasks:  # as `complexir run` does: local and ray stream the parquet shards
             task.corpus_from_shards = setup.streams_corpus
@@ -243,7 +238,7 @@ def test_ray_retries_a_failed_shard_without_encoding_it_again(tmp_path):
     from datasets import Dataset
     from mteb.types import PromptType
 
-    from complexir.cli.run_cmd import demo_data_dir
+    from complexir.api.run import demo_data_dir
     from complexir.mteb.internals import create_dataloader
     from complexir.systems.embedding_store import EmbeddingStore
     from complexir.systems.models import load_model

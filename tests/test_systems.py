@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from run_output import MODEL, table_rows
 
+from complexir.api.run import demo_data_dir
 from complexir.cli.main import main
-from complexir.cli.run_cmd import demo_data_dir
 from complexir.hub.data_source import DataSource
 from complexir.tasks import TASKS, tasks_by_name
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from complexir.api.options import CompareOptions
 from complexir.cli.early_checks import check_existing_folders, check_folder_option
 
 logger = logging.getLogger(__name__)
@@ -33,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     check_existing_folders("results folder", args.results)  # before the comparison's imports, which take seconds
     check_folder_option("--out", args.out)
     logger.info("loading mteb and the results...")  # seconds of imports: say the command is alive
-    from complexir.analysis.compare import make_compare
+    from complexir.api.compare import compare
 
-    path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,
-                        allow_demo=args.allow_demo)
+    path = compare(CompareOptions(results=tuple(args.results), out=args.out, baseline=args.baseline,
+                                  measures=tuple(args.measure) if args.measure else None, allow_demo=args.allow_demo))
     print(f"comparison written to {path} (and compare.json, compare.tex, charts)")
     return 0

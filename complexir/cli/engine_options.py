@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-ENGINES = ("local", "ray", "mteb")
+from complexir.systems.options import ENGINES
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,7 @@ import logging
 import sys
 
 from complexir.metrics import DEFAULT_ADHOC_MEASURES, DEFAULT_COVERAGE_MEASURES, mean_scores, parse_measure
-from complexir.metrics.measures import measures_help
+from complexir.metrics.measures import MeasureKind, measures_help
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     explicit = bool(args.measures)
     names = list(args.measures or DEFAULT_MEASURES)
     parsed = [parse_measure(n) for n in names]  # fails early on an unknown name
-    adhoc = [m.name for m in parsed if m.kind == "adhoc"]
-    coverage = [m.name for m in parsed if m.kind == "coverage"]
+    adhoc = [m.name for m in parsed if m.kind == MeasureKind.ADHOC]
+    coverage = [m.name for m in parsed if m.kind == MeasureKind.COVERAGE]
     if coverage and not args.nuggets:
         if explicit:
             raise ValueError(

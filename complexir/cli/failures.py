@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from types import TracebackType
 
-from complexir.layout.errors import Terminated
+from complexir.layout.errors import Terminated, shorten
 
 OK, FAILED, BAD_INPUT = 0, 1, 2
 
@@ -74,29 +74,6 @@ def exit_code(error: BaseException) -> int:
                           argparse.ArgumentTypeError, *_BAD_INPUT_OS_ERRORS)):
         return BAD_INPUT  # ValueError covers the format errors, UnicodeDecodeError and json's errors
     return FAILED
-
-
-#: a quoted value (an id, a line, bytes) longer than this is cut to its start in an error line
-QUOTED_KEPT = 80
-#: an error line longer than this keeps its start (the file and line) and its end (what to do)
-LINE_KEPT = 1000
-_LONG = QUOTED_KEPT * 2
-_QUOTED = re.compile(f"'[^'\\n]{{{_LONG},}}'|\"[^\"\\n]{{{_LONG},}}\"")
-
-
-def _cut_quoted(match: re.Match[str]) -> str:
-    quoted = match.group(0)
-    return f"{quoted[:QUOTED_KEPT + 1]}...{quoted[-1]} ({len(quoted) - 2:,} characters)"
-
-
-def shorten(text: str) -> str:
-    """``text`` with each long quoted value cut to its start, and, if still longer than :data:`LINE_KEPT`, its
-    middle left out: an error line stays readable however large the input it quotes (binary garbage, a huge id)."""
-    text = _QUOTED.sub(_cut_quoted, text)
-    if len(text) > LINE_KEPT:
-        head, tail = LINE_KEPT * 3 // 4, LINE_KEPT // 4
-        text = f"{text[:head]} ... ({len(text) - head - tail:,} characters left out) ... {text[-tail:]}"
-    return text
 
 
 def describe(error: BaseException) -> str:

@@ -4,11 +4,10 @@ that ``complexir run --runs`` scores. Methods and their exact definitions: ``com
 from __future__ import annotations
 
 import argparse
-import hashlib
-import math
-from pathlib import Path
 
+from complexir.api.options import FuseOptions
 from complexir.cli.argument_types import positive_int
+from complexir.runs.fusion import DEFAULT_K, METHODS, FusionMethod
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -16,9 +15,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "fuse", help="fuse runs folders (or TREC run files) by RRF, CombSUM or CombMNZ into a runs folder")
     parser.add_argument("runs", nargs="+", metavar="RUNS",
                         help="runs folders (as complexir run --save-runs writes them), or TREC run files; two or more")
-    parser.add_argument("--method", choices=("rrf", "combsum", "combmnz"), required=True,
+    parser.add_argument("--method", choices=METHODS, required=True,
                         help="rrf: reciprocal rank fusion; combsum / combmnz: after min-max normalisation per query")
-    parser.add_argument("--k", type=int, default=60, help="RRF's k: a document scores 1/(k + rank) (default: 60)")
+    parser.add_argument("--k", type=int, default=DEFAULT_K,
+                        help="RRF's k: a document scores 1/(k + rank) (default: %(default)s)")
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="the runs folder to write (a TREC file when the inputs are TREC files)")
     parser.add_argument("--name", default=None,
@@ -29,97 +29,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def fuse(args: argparse.Namespace) -> int:
-    from complexir.layout.atomic import remove_tree, replace_folder, sibling
-    from complexir.runs.folder import RunsError, RunsFolder, RunsFolderWriter, read_run_file, write_run_file
-    from complexir.runs.fusion import fuse as fuse_runs
+    from complexir.api.fuse import fuse as fuse_api
 
-    if len(args.runs) < 2:
-        raise ValueError("complexir fuse needs two or more runs")
-    if args.method == "rrf" and args.k < 0:
-        raise ValueError(f"--k must be at least 0, got {args.k}")
-    inputs = [Path(p).expanduser() for p in args.runs]
-    out = Path(args.out).expanduser()
-    for path in inputs:
-        if not path.exists():
-            raise FileNotFoundError(f"{path}: no such runs folder or run file")
-        if path.resolve() == out.resolve():
-            raise ValueError(f"--out {out} is one of the runs fused")
-    name = args.name or (f"fusion/rrf-k{args.k}" if args.method == "rrf" else f"fusion/{args.method}")
-    method = f"{args.method} (k={args.k})" if args.method == "rrf" else f"{args.method} (min-max)"
-
-    if all(p.is_file() for p in inputs):  # TREC files in, one TREC file out
-        runs = [read_run_file(p) for p in inputs]
-        fused = fuse_runs(runs, args.method, args.k)
-        write_run_file(out, fused, name, args.depth)
-        print(f"fused {len(inputs)} run files by {method} into {out.resolve()} ({len(fused)} queries)")
-        return 0
-    if not all(p.is_dir() for p in inputs):
-        raise ValueError("complexir fuse takes runs folders or TREC files, not both")
-
-    folders = [RunsFolder(p) for p in inputs]
-    entries = folders[0].entries()
-    for folder in folders[1:]:  # every input ranks the same tasks, subsets and splits
-        theirs = set(folder.entries())
-        for entry in set(entries) ^ theirs:
-            lacking = folder if entry not in theirs else folders[0]
-            raise RunsError(f"{lacking.path_of(*entry)}: no run for task {entry[0]} (subset {entry[1]}, split "
-                            f"{entry[2]}), which {'the first' if lacking is folder else 'another'} runs folder has")
-    digest = hashlib.sha256(f"{method} {args.depth}".encode())
-    for folder in folders:
-        digest.update(folder.digest.encode())
-    data = {task: _same_data(folders, task) for task in folders[0].tasks()}  # refused before anything is written
-    if out.exists() or out.is_symlink():
-        _check_replaceable(out, name)  # refused before any fusion
-    # Written beside --out and moved into its place once complete: an interrupted fuse leaves no partial folder
-    # that a later command would take for a hand-made one, and the previous --out stays as it was until then.
-    staging = sibling(out, "tmp")
-    try:
-        writer = RunsFolderWriter(staging, name, f"fusion-{digest.hexdigest()[:16]}", args.depth)
-        for entry in entries:
-            runs = [folder.run(*entry) for folder in folders]
-            fused = fuse_runs(runs, args.method, args.k)
-            deepest = max(map(len, fused.values()), default=0) or 1
-            writer.write(*entry, fused, data=data[entry[0]], depth=min(args.depth or math.inf, deepest))
-        writer.close()
-        replace_folder(staging, out, lambda target: _check_replaceable(target, name))
-    finally:
-        remove_tree(staging)
-    print(f"fused {len(folders)} runs folders by {method} into {out.resolve()}: {len(entries)} run file(s), "
-          f"system {name}")
+    result = fuse_api(FuseOptions(runs=tuple(args.runs), method=FusionMethod(args.method), out=args.out, k=args.k,
+                                  name=args.name, depth=args.depth))
+    if result.is_file:
+        print(f"fused {result.inputs} run files by {result.method} into {result.out} ({result.queries} queries)")
+    else:
+        print(f"fused {result.inputs} runs folders by {result.method} into {result.out}: {result.run_files} run "
+              f"file(s), system {result.name}")
     return 0
-
-
-def _check_replaceable(out: Path, name: str) -> None:
-    """``--out`` may be replaced only when it is empty or a runs folder of this fusion (``runs.json`` naming the
-    system ``name``, and run files alone): never a hand-made folder, another system's runs, or other files."""
-    from complexir.runs.folder import MANIFEST, SUFFIX, RunsError, read_manifest
-
-    if not out.is_dir() or out.is_symlink():
-        raise RunsError(f"--out {out}: not a folder; choose a new folder for the fused runs")
-    files = [p for p in out.rglob("*") if not p.is_dir()]
-    if not files:
-        return
-    manifest = out / MANIFEST
-    if not manifest.is_file():
-        raise RunsError(f"--out {out} holds files complexir fuse did not write (it has no {MANIFEST}); choose a new "
-                        "folder for the fused runs")
-    system = read_manifest(manifest, unfinished_ok=True).get("system")
-    if system != name:
-        raise RunsError(f"--out {out} holds the runs of {system}, not of {name}; choose a new folder for the fused "
-                        "runs")
-    other = [p for p in files if p != manifest and not (len(p.relative_to(out).parts) == 3 and p.suffix == SUFFIX)]
-    if other:
-        raise RunsError(f"--out {out} holds files complexir fuse did not write ({other[0]}); choose a new folder for "
-                        "the fused runs")
-
-
-def _same_data(folders: list, task: str) -> dict | None:
-    """The data the inputs ranked for ``task``, which must be the same data (as their runs.json record it)."""
-    from complexir.runs.folder import RunsError
-
-    recorded = [(f.path, f.data(task)) for f in folders]
-    known = {(path, data["revision"]) for path, data in recorded if data}
-    if len({revision for _, revision in known}) > 1:
-        described = ", ".join(f"{path}: {revision}" for path, revision in sorted(known, key=str))
-        raise RunsError(f"{task}: the runs ranked different data ({described}); fuse runs of the same data")
-    return next((data for _, data in recorded if data), None)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from complexir.api.fixed_runs import refuse_saving_into
+
 
 def refuse_inert_options(args: argparse.Namespace) -> None:
     """ValueError naming the first option that ``args``' mode would ignore, or a prompt type given twice."""
@@ -49,11 +51,3 @@ def refuse_inert_options(args: argparse.Namespace) -> None:
     runs, save_runs = getattr(args, "runs", None), getattr(args, "save_runs", None)
     if runs and save_runs:
         refuse_saving_into(Path(save_runs), Path(runs))
-
-
-def refuse_saving_into(save_folder: Path, runs: Path) -> None:
-    """``--save-runs`` may not write into (or around) the runs ``--runs`` reads: it would rewrite its own input."""
-    save, read = save_folder.expanduser().resolve(), runs.expanduser().resolve()
-    if read.is_relative_to(save) or (read.is_dir() and save.is_relative_to(read)):
-        raise ValueError(f"--save-runs {save_folder} would write into the runs --runs {runs} reads; save them "
-                         "to another folder")

@@ -8,26 +8,22 @@ scores that significance tests need, under ``--output``/per_query.
 from __future__ import annotations
 
 import argparse
-import importlib.resources
-import json
 import logging
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from complexir.analysis.tables import JUDGED_KEY, fmt_score, judged_low_in, judged_rule, metric_label
+from complexir.api.options import RunOptions
+from complexir.api.run import RunResult
 from complexir.cli import runs_options
-from complexir.cli.argument_types import positive_int, unknown_names
+from complexir.cli.argument_types import positive_int
 from complexir.cli.early_checks import check_run_arguments
 from complexir.cli.engine_options import add_engine_arguments
-from complexir.cli.failures import shorten
 from complexir.cli.option_checks import refuse_inert_options
 from complexir.cli.text_table import text_table
-from complexir.hub.data_source import DataSource, choose_source
-from complexir.layout.atomic import write_file
 from complexir.metrics import parse_measure
-from complexir.systems.backends import BACKENDS, backend_advice
+from complexir.systems.kinds import DEFAULT_RERANK_DEPTH, PROMPT_TYPES, RUNS
+from complexir.systems.options import BACKENDS, LONG_DOCS, backend_advice
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +37,6 @@ SCORE_COLUMNS = {
 PERCENT_COLUMNS = {"doc tokens read"}
 ALWAYS_SHOWN = ("nDCG@10", "R@100")
 JUDGED_COLUMN = "Judged@10"
-
-
-def demo_data_dir() -> Path:
-    """The demo benchmarks shipped inside the package (one folder per benchmark)."""
-    return Path(str(importlib.resources.files("complexir") / "demo"))
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -73,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_release_runs_argument(parser)
     parser.add_argument("--output", default="results", help="results folder (default: ./results)")
     parser.add_argument("--batch-size", type=positive_int, default=32)
-    parser.add_argument("--long-docs", choices=("none", "chunk"), default="none",
+    parser.add_argument("--long-docs", choices=LONG_DOCS, default="none",
                         help="chunk: split long documents into windows of the model's length, score by best window")
     add_system_arguments(parser)
     add_engine_arguments(parser)
@@ -88,7 +79,8 @@ def add_system_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with a cross-encoder --model: what it reranks on retrieval tasks, a dense model, a "
                              "searcher (e.g. mteb/baseline-bm25s) or a runs folder")
     parser.add_argument("--rerank-depth", type=positive_int, default=None, metavar="K",
-                        help="with --first-stage: the cross-encoder reranks each query's top K (default: 100)")
+                        help="with --first-stage: the cross-encoder reranks each query's top K (default: "
+                             f"{DEFAULT_RERANK_DEPTH})")
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="let a model that ships its own Python code run it (an explicit opt-in, never the "
                              "default; recorded in the experiment)")
@@ -99,19 +91,9 @@ def add_system_arguments(parser: argparse.ArgumentParser) -> None:
 
 def prompt_arg(text: str) -> tuple[str, str]:
     kind, sep, value = text.partition("=")
-    if not sep or kind not in ("query", "document"):
+    if not sep or kind not in PROMPT_TYPES:
         raise argparse.ArgumentTypeError(f"expected query=TEXT or document=TEXT, got {text!r}")
     return kind, value
-
-
-def describe_run_system(args: argparse.Namespace) -> Any:
-    """The system ``complexir run`` was asked for (``complexir.systems.kinds.describe_system``)."""
-    from complexir.systems.kinds import DEFAULT_RERANK_DEPTH, describe_system
-
-    depth = DEFAULT_RERANK_DEPTH if args.rerank_depth is None else args.rerank_depth
-    return describe_system(args.model, runs=getattr(args, "runs", None), first_stage=args.first_stage,
-                           rerank_depth=depth, trust_remote_code=args.trust_remote_code,
-                           prompts=dict(args.prompt or []))
 
 
 def add_release_runs_argument(parser: argparse.ArgumentParser) -> None:
@@ -119,94 +101,6 @@ def add_release_runs_argument(parser: argparse.ArgumentParser) -> None:
                         help="score the baseline runs the release ships (CoverageBench's <subset>-runs configs), each "
                              "as its own system named release/<run name>, instead of a model; prints nDCG@20, "
                              "alpha-nDCG@20 and StRecall@20 per collection beside the paper's values")
-
-
-def resolve_source(arg: str | None) -> DataSource:
-    """Where the tasks read: ``--data-dir`` (``hub``: the Hub), else ``$COMPLEXIR_DATA_DIR``, else the demos."""
-    return choose_source(arg, os.environ, demo_data_dir())
-
-
-def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: DataSource,
-                 splits: list[str]) -> list[Any]:
-    """Task instances reading ``source``, restricted to those whose data exists when it is a local folder."""
-    data_dir = source.data_dir
-    from complexir.tasks import all_tasks, benchmark_of, benchmarks_by_name, tasks_by_name
-
-    TASKS_BY_NAME, BENCHMARKS_BY_NAME, BENCHMARK_OF = tasks_by_name(), benchmarks_by_name(), benchmark_of()  # noqa: N806
-    TASKS = all_tasks()  # noqa: N806
-    if names:
-        unknown = [n for n in names if n not in TASKS_BY_NAME]
-        if unknown:
-            raise ValueError(unknown_names("task", unknown, TASKS_BY_NAME))
-        classes = [TASKS_BY_NAME[n] for n in names]
-    else:
-        classes = list(TASKS)
-    if benchmarks:
-        lower = {b.lower(): b for b in BENCHMARKS_BY_NAME}
-        unknown = [b for b in benchmarks if b.lower() not in lower]
-        if unknown:
-            raise ValueError(unknown_names("benchmark", unknown, BENCHMARKS_BY_NAME))
-        wanted = {lower[b.lower()] for b in benchmarks}
-        classes = [c for c in classes if BENCHMARK_OF[c.metadata.name] in wanted]
-    tasks = []
-    for cls in classes:
-        task = cls()
-        if data_dir is not None and not task.available_in(data_dir):
-            if names:
-                raise FileNotFoundError(f"{cls.metadata.name}: its data is not in {data_dir}")
-            logger.debug("skipping %s: not in %s", cls.metadata.name, data_dir)
-            continue
-        task.source = source  # explicit, so no default (the mteb hook's) applies
-        missing = [s for s in splits if s not in task.available_splits]
-        if missing:
-            raise ValueError(f"{cls.metadata.name} has no split {missing}; it has {list(task.available_splits)}")
-        tasks.append(task.filter_eval_splits(splits))
-    if not tasks:
-        raise ValueError(f"no task to run (benchmarks={benchmarks}, tasks={names}, data from {source})")
-    return tasks
-
-
-def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
-    """Refuse to overwrite a result of this model and task that scored other data (another build, the demo
-    against a real build): MTEB files results by model and task only, so the two would silently replace each
-    other. Demo over demo is fine (a newer complexir may ship a changed demo)."""
-    import mteb
-
-    from complexir.hub import provenance
-
-    path = mteb.ResultCache(output).get_task_result_path(task.metadata.name, meta)
-    if not path.is_file():
-        return
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:  # not "other data": a file cut short (a full disk, a kill) or broken
-        raise ValueError(f"{path}:{error.lineno}: not valid JSON (truncated?): the result of this model and task "
-                         "that this run would replace cannot be read; remove it, or choose another --output") from None
-    existing = payload.get("dataset_revision") if isinstance(payload, dict) else None
-    ours = task.data_provenance()
-    if existing == ours.revision or (ours.is_demo and provenance.kind_of_revision(existing) == provenance.DEMO):
-        return
-    raise FileExistsError(f"{path} holds results of other data (dataset revision {existing!r}); this run scores "
-                          f"{ours.describe()}. Choose another --output, or remove that file to replace it")
-
-
-def write_unrounded_result(output: Path, meta: Any, task_result: Any) -> Path:
-    """Rewrite the result JSON mteb saved with the scores as computed: mteb's ``TaskResult.to_disk`` rounds every
-    score to 6 decimals, and our means are exact (the per-query files average to them to 1e-12). The layout is
-    mteb's own (``model_dump``, the date as a timestamp), so ``mteb.load_results`` reads it unchanged."""
-    import mteb
-
-    path = mteb.ResultCache(output).get_task_result_path(task_result.task_name, meta)
-    payload = task_result.model_dump()
-    payload["date"] = task_result.date.timestamp() if task_result.date else None
-    return write_file(path, json.dumps(payload, indent=2))  # atomic: a full disk leaves mteb's file as it was
-
-
-def one_line_reason(error: BaseException) -> str:
-    """``Type: first line of the message``, short enough for a table cell."""
-    lines = str(error).strip().splitlines()
-    reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-    return reason if len(reason) <= 160 else reason[:157] + "..."
 
 
 def judged_cell(scores: dict[str, Any]) -> str:
@@ -250,102 +144,58 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return text_table(header, body)
 
 
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The options the command line gives (``complexir.api.options.RunOptions``: each flag is the field of its
+    name)."""
+    return RunOptions(
+        model=args.model, model_name=args.model_name, backend=args.backend, max_seq_length=args.max_seq_length,
+        benchmarks=tuple(args.benchmark) if args.benchmark else None, tasks=tuple(args.task) if args.task else None,
+        data_dir=args.data_dir, splits=tuple(args.split or ("test",)), output=args.output, batch_size=args.batch_size,
+        long_docs=args.long_docs, first_stage=args.first_stage, rerank_depth=args.rerank_depth,
+        trust_remote_code=args.trust_remote_code, prompts=tuple(args.prompt or ()), engine=args.engine,
+        cache=args.cache, address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker,
+        batch_docs=args.batch_docs, runs=args.runs, save_runs=args.save_runs, allow_other_data=args.allow_other_data)
+
+
 def run(args: argparse.Namespace) -> int:
     refuse_inert_options(args)  # options this mode would ignore, before anything is read
     check_run_arguments(args)  # names and folders: refused before the imports below, which take seconds
-    logger.info("loading mteb and the model...")
-    import mteb
-
-    from complexir.runs.results import per_query_path, result_cache
-    from complexir.systems.kinds import build_search_model, check_tasks
-
-    system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
-    source = resolve_source(args.data_dir)
-    splits = args.split or ["test"]
-    tasks = select_tasks(args.benchmark, runs_options.runs_task_names(args), source, splits)
-    if getattr(args, "release_runs", False):  # the release's own rankings are the systems: no model to load
+    options = run_options(args)
+    if args.release_runs:  # the release's own rankings are the systems: no model to load
         from complexir.cli.release_runs import run_release_runs
 
-        return run_release_runs(args, tasks, check_no_other_data=check_no_other_data,
-                                write_result=write_unrounded_result)
-    check_tasks(system, tasks)
-    runs_options.check_first_stage_data(args, system, tasks)  # runs made on other data, before a model is loaded
-    logger.info("running %d task(s) from %s with %s", len(tasks), source, system.describe())
+        return run_release_runs(options)
+    from complexir.api.run import run as run_api
 
-    setup = runs_options.fixed_runs_setup(args, tasks) if system.kind == "runs" else build_search_model(system, args)
-    model: Any = setup.model
-    for task in tasks:  # the streaming engines read each corpus from its parquet shards, batch by batch
-        task.corpus_from_shards = setup.streams_corpus
+    logger.info("loading mteb and the model...")  # seconds of imports: say the command is alive
+    result = run_api(options)
+    print_run(result, options)
+    return 1 if result.failed else 0
 
-    from complexir.tasks import benchmark_of
 
-    BENCHMARK_OF = benchmark_of()  # noqa: N806
-    output = Path(args.output)
-    model, saved_runs = runs_options.save_runs_writer(args, model, tasks, output)  # --save-runs
-    meta = model.mteb_model_meta  # the outermost model's: mteb files the results under it (experiments too)
-
-    rows = []
-    results = []
-    data: dict[str, Any] = {}  # benchmark → the provenance of the data its tasks scored
-    # One task at a time: a task that fails (bad data, a model error) is reported and the others still run,
-    # and each task writes its per-query file (beside mteb's result JSON) as soon as it finishes.
-    try:
-        for task in tasks:
-            name = task.metadata.name
-            task.per_query_file = per_query_path(output, meta, name)
-            try:
-                if task.data_dir is not None:  # a Hub repo is named by its commit once the task has resolved it
-                    data[BENCHMARK_OF[name]] = task.data_provenance()
-                    check_no_other_data(output, meta, task)
-                result = mteb.evaluate(model, [task], cache=result_cache(output), overwrite_strategy="always",
-                                       encode_kwargs={"batch_size": args.batch_size})
-            except runs_options.RunsError:  # a bad run file is bad input: the command stops on its file and line
-                raise
-            except Exception as error:  # noqa: BLE001  (any failure of one task is reported, the run goes on)
-                logger.error("%s failed: %s: %s", name, type(error).__name__, shorten(" ".join(str(error).split())))
-                logger.debug("%s: traceback", name, exc_info=True)
-                rows.append({"benchmark": BENCHMARK_OF[name], "task": name, "failed": one_line_reason(error)})
-                runs_options.discard_saved_runs(saved_runs, name)
-                continue
-            data[BENCHMARK_OF[name]] = task.data_provenance()
-            write_unrounded_result(output, meta, result.task_results[0])
-            results.append((task, result.task_results[0]))
-    finally:
-        setup.close()
-    runs_options.close_save_runs(saved_runs)  # only after every task ran: an interrupted run stays marked unfinished
-    # a dense model that encoded nothing was served by the store: "cached"; other systems say "-"
-    encodes = getattr(setup, "timed", None) is None and getattr(setup, "stored", None) is not None
-    for task, task_result in results:
-        for split, entries in task_result.scores.items():
-            for scores in entries:
-                rows.append({
-                    "benchmark": BENCHMARK_OF[task_result.task_name], "task": task_result.task_name,
-                    "subset": scores.get("hf_subset", "default"), "split": split, "scores": scores,
-                    "main_name": task.metadata.main_score,
-                    "docs_per_second": setup.docs_per_second(task_result.task_name), "encodes": encodes,
-                })
-    experiment = f", experiment {meta.experiment_name}" if meta.experiment_name else ""
-    print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
-    if system.kind != "runs":  # fixed runs print their own line (print_runs_summary: the folder and its digest)
-        print(f"system: {system.describe()}")
-    if getattr(setup, "stored", None) is not None:
-        print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
+def print_run(result: RunResult, options: RunOptions) -> None:
+    """The run's table, what it read and used above it; the failed tasks on stderr."""
+    runs_options.print_saved_runs(result.saved_runs)
+    experiment = f", experiment {result.experiment}" if result.experiment else ""
+    print(f"model: {result.model_name} (revision {result.revision}{experiment}); results in "
+          f"{result.output.resolve()}")
+    if result.system.kind != RUNS:  # fixed runs print their own line (print_runs_summary: the folder and its digest)
+        print(f"system: {result.system.describe()}")
+    if result.store_summary is not None:
+        print(f"embedding store ({options.cache or 'temporary'}; engine {options.engine}): {result.store_summary}")
     else:
-        print(f"embedding store: not used (engine {args.engine}; this system encodes no vectors)")
-    for benchmark, prov in data.items():
+        print(f"embedding store: not used (engine {options.engine}; this system encodes no vectors)")
+    for benchmark, prov in result.data.items():
         print(f"data: {benchmark}: {prov.describe()}")
-    demo = sorted(b for b, prov in data.items() if prov.is_demo)
+    demo = sorted(b for b, prov in result.data.items() if prov.is_demo)
     if demo:
         print(f"DEMO DATA ({', '.join(demo)}): a few hand-written queries to show the pipeline works. These are NOT "
               f"benchmark scores; build the real data with `complexir build` and pass --data-dir.")
-    note = judged_note(rows)
+    note = judged_note(result.rows)
     if note:  # above the table: what reads the table takes every line below its header as a row
         print(note)
-    runs_options.print_runs_summary(setup)
-    print(render_table(rows))
-    failed = [r["task"] for r in rows if r.get("failed")]
-    if failed:
-        print(f"{len(failed)} of {len(tasks)} task(s) failed: {', '.join(failed)} (reasons in the table)",
-              file=sys.stderr)
-        return 1
-    return 0
+    runs_options.print_runs_summary(result.fixed_runs)
+    print(render_table(result.rows))
+    if result.failed:
+        print(f"{len(result.failed)} of {result.tasks} task(s) failed: {', '.join(result.failed)} (reasons in the "
+              "table)", file=sys.stderr)

@@ -29,7 +29,7 @@ The loading scripts are named by import path in the spec registry and imported o
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import hashlib
 import json
 import logging
@@ -38,10 +38,13 @@ import time
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from complexir.hub.provenance import UPSTREAM_BUILD_RECORD, built_from_upstream, read_upstream_record
 from complexir.layout import atomic
 from complexir.registry.benchmarks import BenchmarkSpec
+from complexir.upstream.options import BuildOptions
 
 logger = logging.getLogger(__name__)
 
@@ -167,48 +170,41 @@ def collection_versions(collections: Sequence[str]) -> dict[str, str]:
     return versions
 
 
-def add_build_options(parser: argparse.ArgumentParser, spec: BenchmarkSpec) -> object:
-    """The options of ``complexir build <folder>``: ``--out``, ``--overwrite`` and the loading script's own;
-    returns the loading script module."""
-    module = import_module(spec.loading_script)
-    parser.add_argument("--out", required=True, help="the benchmark folder to write (atomically)")
-    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
-    module.add_arguments(parser)  # adds --source with the benchmark's default, and its own options
-    parser.set_defaults(before_swap=None)  # set by run_build: the loading script hands it to its BenchmarkWriter
-    return module
+def options_class(module: ModuleType) -> type[BuildOptions]:
+    """The options a loading script's ``build`` takes: its ``OPTIONS``, else :class:`BuildOptions`."""
+    return getattr(module, "OPTIONS", BuildOptions)
 
 
-def run_build(build: Callable[[argparse.Namespace], int], args: argparse.Namespace,
-              describe: Callable[[Path], object]) -> int:
-    """A loading script's ``build(args)``, with ``describe(folder)`` (mteb's descriptive statistics) run on the
-    finished folder before it is put in place: the script hands ``args.before_swap`` to its ``BenchmarkWriter``. One
-    that does not (a benchmark registered from another package, written before this) gets it run after the swap."""
+def run_build(build: Callable[[Any], int], options: BuildOptions, describe: Callable[[Path], object]) -> int:
+    """A loading script's ``build(options)``, with ``describe(folder)`` (mteb's descriptive statistics) run on the
+    finished folder before it is put in place: the script hands ``options.before_swap`` to its
+    ``BenchmarkWriter``. One that does not (a benchmark registered from another package, written before this) gets
+    it run after the swap."""
     called = []
 
     def before_swap(folder: Path) -> None:
         called.append(folder)
         describe(folder)
 
-    args.before_swap = before_swap
-    code = build(args)
+    code = build(dataclasses.replace(options, before_swap=before_swap))
     if code == 0 and not called:
-        logger.warning("%s does not pass args.before_swap to its BenchmarkWriter: the descriptive statistics are "
+        logger.warning("%s does not pass options.before_swap to its BenchmarkWriter: the descriptive statistics are "
                        "written after the folder is in place", getattr(build, "__module__", build))
-        describe(Path(args.out))
+        describe(Path(options.out))
     return code
 
 
-def _source_args(module: object, spec: BenchmarkSpec, commits: dict[str, str]) -> list[str]:
-    """The loading script's arguments naming the upstream repos at exactly ``commits``: its own
-    ``pinned_source_args(commits)`` where it reads several repos, else ``--source REPO --revision COMMIT``."""
-    pinned = getattr(module, "pinned_source_args", None)
+def _source_options(module: ModuleType, spec: BenchmarkSpec, commits: dict[str, str]) -> dict[str, Any]:
+    """The loading script's options naming the upstream repos at exactly ``commits``: its own
+    ``pinned_source(commits)`` where it reads several repos, else ``source=REPO, revision=COMMIT``."""
+    pinned = getattr(module, "pinned_source", None)
     if pinned is not None:
-        return list(pinned(commits))
+        return dict(pinned(commits))
     if len(commits) != 1:
         raise ValueError(f"{spec.loading_script} reads {len(commits)} upstream repos but has no "
-                         "pinned_source_args(commits) to name their commits")
+                         "pinned_source(commits) to name their commits")
     (repo, commit), = commits.items()
-    return ["--source", repo, "--revision", commit]
+    return {"source": repo, "revision": commit}
 
 
 def _progress() -> bool:
@@ -217,30 +213,28 @@ def _progress() -> bool:
     return not are_progress_bars_disabled()
 
 
-def _document_args(module: object, spec: BenchmarkSpec, documents: dict[str, str]) -> list[str]:
-    """The loading script's arguments reading the Hub document collections at exactly the commits of
-    ``documents``: its ``pinned_document_args(documents)``. ir_datasets collections need none (the installed
+def _document_options(module: ModuleType, spec: BenchmarkSpec, documents: dict[str, str]) -> dict[str, Any]:
+    """The loading script's options reading the Hub document collections at exactly the commits of
+    ``documents``: its ``pinned_documents(documents)``. ir_datasets collections need none (the installed
     ir_datasets is the version the key names)."""
     if not any(source.startswith("hf:") for source in documents):
-        return []
-    pinned = getattr(module, "pinned_document_args", None)
+        return {}
+    pinned = getattr(module, "pinned_documents", None)
     if pinned is None:
         raise ValueError(f"{spec.loading_script} reads Hub document collections but has no "
-                         "pinned_document_args(documents) to read them at the commits the cache key names")
-    return list(pinned(documents))
+                         "pinned_documents(documents) to read them at the commits the cache key names")
+    return dict(pinned(documents))
 
 
 def _run_loading_script(spec: BenchmarkSpec, out: Path, commits: dict[str, str], subsets: Sequence[str],
                         documents: dict[str, str], describe: Callable[[Path], object]) -> None:
-    """``complexir build <folder> --out OUT --source ... [--subset ...]``, parsed as that command parses it."""
-    parser = argparse.ArgumentParser(prog=f"complexir build {spec.folder}")
-    module = add_build_options(parser, spec)
-    argv = ["--out", str(out), *_source_args(module, spec, commits), *_document_args(module, spec, documents)]
-    if subsets:
-        argv += ["--subset", *subsets]
-    if not _progress():
-        argv.append("--no-progress")
-    run_build(module.build, parser.parse_args(argv), describe)
+    """The loading script's ``build`` on ``out``, reading the upstream ``commits`` and ``documents``, as
+    ``complexir build <folder> --out OUT --source ... [--subset ...]`` runs it."""
+    module = import_module(spec.loading_script)
+    options = options_class(module)(out=out, **_source_options(module, spec, commits),
+                                    **_document_options(module, spec, documents),
+                                    subsets=tuple(subsets) or None, progress=_progress())
+    run_build(module.build, options, describe)
 
 
 def _build(spec: BenchmarkSpec, commits: dict[str, str], documents: dict[str, str], subsets: Sequence[str],

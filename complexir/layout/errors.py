@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class LayoutError(ValueError):
     """A benchmark folder, or rows written into one, break the standard layout."""
@@ -49,3 +51,26 @@ class HubAccessError(OSError):
     """The Hub refused a request or could not be reached; the message is one line naming the repo and what to do.
 
     An ``OSError``: like a refused permission or a full disk, the system failed rather than the input (exit 1)."""
+
+
+#: a quoted value (an id, a line, bytes) longer than this is cut to its start in an error line
+QUOTED_KEPT = 80
+#: an error line longer than this keeps its start (the file and line) and its end (what to do)
+LINE_KEPT = 1000
+_LONG = QUOTED_KEPT * 2
+_QUOTED = re.compile(f"'[^'\\n]{{{_LONG},}}'|\"[^\"\\n]{{{_LONG},}}\"")
+
+
+def _cut_quoted(match: re.Match[str]) -> str:
+    quoted = match.group(0)
+    return f"{quoted[:QUOTED_KEPT + 1]}...{quoted[-1]} ({len(quoted) - 2:,} characters)"
+
+
+def shorten(text: str) -> str:
+    """``text`` with each long quoted value cut to its start, and, if still longer than :data:`LINE_KEPT`, its
+    middle left out: an error line stays readable however large the input it quotes (binary garbage, a huge id)."""
+    text = _QUOTED.sub(_cut_quoted, text)
+    if len(text) > LINE_KEPT:
+        head, tail = LINE_KEPT * 3 // 4, LINE_KEPT // 4
+        text = f"{text[:head]} ... ({len(text) - head - tail:,} characters left out) ... {text[-tail:]}"
+    return text

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from complexir.metrics.adhoc import adhoc_scores_of_codes
 from complexir.metrics.coverage import NuggetJudgments, coverage_scores, judged_in_id_order, nugget_judgments
-from complexir.metrics.measures import Measure, max_depth, parse_measure
+from complexir.metrics.measures import Measure, MeasureKind, max_depth, parse_measure
 from complexir.metrics.ranking import index_within_runs, rank_codes, select_top
 from complexir.runs.trec_io import (
     QrelsColumns,
@@ -322,7 +322,7 @@ def _evaluate(
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """``collect(qids, depth, whole)`` gives the run's rows that can reach rank ``depth`` (:class:`_RunTop`)."""
     parsed = [parse_measure(m) for m in measures]
-    coverage = [m for m in parsed if m.kind == "coverage"]
+    coverage = [m for m in parsed if m.kind == MeasureKind.COVERAGE]
     if coverage and not nuggets:
         raise ValueError("coverage measures need nugget ids (the qrels' iteration column)")
     if coverage and not (0.0 <= float(alpha) <= 1.0):
@@ -343,7 +343,7 @@ def _evaluate(
     del top
     _refuse_relabelled(qrels, q_topic, ranked.judged_doc)
     out: dict[str, np.ndarray] = {}
-    adhoc = [m for m in parsed if m.kind == "adhoc"]
+    adhoc = [m for m in parsed if m.kind == MeasureKind.ADHOC]
     if adhoc:
         out.update(_adhoc(adhoc, qids, ranked, q_topic, qrels.label))
     if coverage:

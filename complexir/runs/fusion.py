@@ -16,10 +16,22 @@ Unlike ranx, runs need not hold the same queries: a query is fused over the runs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from complexir.runs.folder import Results, ranked
+if TYPE_CHECKING:  # the runs folder module loads pyarrow: the method names stay cheap for the command line
+    from complexir.runs.folder import Results
 
-METHODS = ("rrf", "combsum", "combmnz")
+
+class FusionMethod(StrEnum):
+    """The fusion methods (a ``StrEnum``: each is the string the command line and the runs name it by)."""
+
+    RRF = "rrf"
+    COMBSUM = "combsum"
+    COMBMNZ = "combmnz"
+
+
+METHODS = tuple(FusionMethod)
 DEFAULT_K = 60
 #: ranx's min-max normalisation never divides by less than this
 MIN_RANGE = 1e-9
@@ -36,6 +48,8 @@ def min_max(scores: Mapping[str, float]) -> dict[str, float]:
 
 def reciprocal_ranks(scores: Mapping[str, float], k: int) -> dict[str, float]:
     """``1 / (k + rank)`` of each document of one query, ranks from 1, ties by document id descending."""
+    from complexir.runs.folder import ranked
+
     return {doc: 1 / (k + rank) for rank, (doc, _) in enumerate(ranked(scores), 1)}
 
 
@@ -47,7 +61,7 @@ def max_rrf_k(depth: int, runs: int) -> int:
     return 2**52 // max(runs, 1) - depth - 1
 
 
-def fuse(runs: Sequence[Mapping[str, Mapping[str, float]]], method: str, k: int = DEFAULT_K) -> Results:
+def fuse(runs: Sequence[Mapping[str, Mapping[str, float]]], method: FusionMethod | str, k: int = DEFAULT_K) -> Results:
     """The fusion of ``runs`` (each ``qid -> docid -> score``) by ``method`` (one of :data:`METHODS`)."""
     if method not in METHODS:
         raise ValueError(f"unknown fusion method {method!r}; choose one of {', '.join(METHODS)}")

@@ -26,17 +26,43 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+
+from complexir.systems.options import Engine, SearchOptions
+
+if TYPE_CHECKING:
+    from mteb.models import CrossEncoderProtocol, EncoderProtocol, SearchProtocol
+
+    from complexir.runs.folder import FixedRunsSearch
+    from complexir.systems.models import EncodeCounter
+    from complexir.systems.stored_encoder import StoredEncoder
+    from complexir.systems.streaming_search import StreamingSearch
 
 logger = logging.getLogger(__name__)
 
-DENSE, SEARCHER, CROSS_ENCODER, RUNS, TWO_STAGE = "dense", "searcher", "cross-encoder", "runs", "two-stage"
-KINDS = (DENSE, SEARCHER, CROSS_ENCODER, RUNS, TWO_STAGE)
+
+class SystemKind(StrEnum):
+    """The kinds of system, the one place they are spelled (a ``StrEnum``: each is its own string, as written in
+    results and messages)."""
+
+    DENSE = "dense"
+    SEARCHER = "searcher"
+    CROSS_ENCODER = "cross-encoder"
+    RUNS = "runs"
+    TWO_STAGE = "two-stage"
+
+
+DENSE, SEARCHER, CROSS_ENCODER, RUNS, TWO_STAGE = (SystemKind.DENSE, SystemKind.SEARCHER, SystemKind.CROSS_ENCODER,
+                                                   SystemKind.RUNS, SystemKind.TWO_STAGE)
+KINDS = tuple(SystemKind)
 NOUNS = {DENSE: "dense encoder", SEARCHER: "searcher", CROSS_ENCODER: "cross-encoder", RUNS: "fixed runs from",
          TWO_STAGE: "two-stage system"}
 DEFAULT_RERANK_DEPTH = 100
 PROMPT_TYPES = ("query", "document")
+#: what ``mteb.evaluate`` is handed: a search model, an encoder (MTEB's own search wraps it) or a cross-encoder
+MtebModel: TypeAlias = "SearchProtocol | EncoderProtocol | CrossEncoderProtocol"
 #: what a searcher of mteb's needs, by mteb extras group: the Python modules, and the complexir extra that has them
 SEARCHER_EXTRAS = {"bm25s": (("bm25s", "Stemmer"), "pip install 'complexir[bm25]'")}
 
@@ -49,7 +75,7 @@ class SystemRefused(ValueError):
 class System:
     """One system, as ``complexir run`` was asked for it."""
 
-    kind: str
+    kind: SystemKind
     model: str | None = None  # --model (None: the packaged all-MiniLM-L6-v2)
     runs: str | None = None  # a runs folder (kind runs)
     first_stage: System | None = None  # kind two-stage: what the cross-encoder reranks
@@ -62,7 +88,10 @@ class System:
     def name(self) -> str:
         from complexir.systems.models import DEFAULT_MODEL
 
-        return self.runs if self.kind == RUNS else (self.model or DEFAULT_MODEL)
+        if self.kind == RUNS:
+            assert self.runs is not None  # describe_system makes every runs system with its folder
+            return self.runs
+        return self.model or DEFAULT_MODEL
 
     @property
     def dense(self) -> System | None:
@@ -146,7 +175,7 @@ def is_runs_path(path: str) -> bool:
     return not (p / "config.json").is_file() and any(p.glob("*/*/*.trec"))
 
 
-def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[str, str]:
+def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[SystemKind, str]:
     """(kind, how it was decided) of a model name or folder, from its configuration alone (nothing is loaded or run,
     so a model that ships code is classified before --trust-remote-code is asked for)."""
     from complexir.systems.models import DEFAULT_MODEL, check_hub_model_reachable, read_model_configs
@@ -181,7 +210,7 @@ def model_kind(name_or_path: str | None, option: str = "--model") -> tuple[str, 
                         "searchers and cross-encoders")
 
 
-def registry_kind(name: str) -> tuple[str, str] | None:
+def registry_kind(name: str) -> tuple[SystemKind, str] | None:
     """The kind of a model in mteb's registry (None when mteb does not know it): a cross-encoder by its
     ``model_type``, a searcher when its loader makes a search model without ``encode``."""
     import warnings
@@ -237,14 +266,14 @@ def check_tasks(system: System, tasks: list[Any]) -> None:
 class SearchSetup:
     """What ``complexir run`` hands to ``mteb.evaluate`` and what it reports afterwards."""
 
-    model: Any  # the model for mteb.evaluate
-    stored: Any = None  # the StoredEncoder (its counts), where the system encodes through the embedding store
-    search: Any | None = None  # the StreamingSearch, for engines local and ray
-    engine: Any | None = None
+    model: MtebModel  # the model for mteb.evaluate
+    stored: StoredEncoder | None = None  # its counts, where the system encodes through the embedding store
+    search: StreamingSearch | None = None  # for engines local and ray
+    engine: Any | None = None  # the LocalEngine or RayEngine under ``search``
     system: System | None = None
-    timed: Any | None = None  # the TimedSearch / TimedCrossEncoder whose rate the table shows
-    counter: Any | None = None  # the EncodeCounter under the store (what a dense model really encoded)
-    engine_name: str = "local"
+    timed: TimedSearch | TimedCrossEncoder | None = None  # the model whose rate the table shows
+    counter: EncodeCounter | None = None  # under the store: what a dense model really encoded
+    engine_name: Engine = "local"
     _temporary: Path | None = field(default=None, repr=False)
 
     @property
@@ -258,6 +287,7 @@ class SearchSetup:
 
     def store_summary(self) -> str:
         """What the embedding store did (``complexir run`` asks only a setup that has one)."""
+        assert self.stored is not None
         return self.stored.counts.summary()
 
     def docs_per_second(self, task: str) -> float | None:
@@ -276,21 +306,21 @@ class SearchSetup:
             shutil.rmtree(self._temporary, ignore_errors=True)
 
 
-def build_search_model(system: System, args: Any) -> SearchSetup:
-    """The model ``mteb.evaluate`` gets for ``system``, with ``complexir run``'s options ``args`` (engine, store,
-    batch size, long-document mode, model name)."""
-    engine = getattr(args, "engine", "local")
-    long_docs = getattr(args, "long_docs", "none") or "none"
-    model_name = getattr(args, "model_name", None)
+def build_search_model(system: System, options: SearchOptions | None = None) -> SearchSetup:
+    """The model ``mteb.evaluate`` gets for ``system``, run as ``options`` say (engine, store, long-document mode,
+    backend, model name). Fixed runs are set up by ``complexir.api.fixed_runs.fixed_runs_setup``, with their own
+    checks."""
+    options = options or SearchOptions()
+    engine, long_docs, model_name = options.engine, options.long_docs, options.model_name
     dense = system.dense
     if dense is None:
-        for option, value, default in (("--backend", getattr(args, "backend", "torch"), "torch"),
-                                       ("--max-seq-length", getattr(args, "max_seq_length", None), None),
+        for option, value, default in (("--backend", options.backend, "torch"),
+                                       ("--max-seq-length", options.max_seq_length, None),
                                        ("--long-docs", long_docs, "none")):
             if value != default:
                 raise SystemRefused(f"{option} applies to a dense encoder; this run's system: {system.describe()}")
     if system.kind == DENSE:
-        return _dense_setup(system, args, long_docs=long_docs, model_name=model_name)
+        return _dense_setup(system, options, model_name=model_name)
     if system.kind == SEARCHER:
         _refuse_ray(engine, system)
         timed = TimedSearch(load_searcher(system.name))
@@ -298,16 +328,16 @@ def build_search_model(system: System, args: Any) -> SearchSetup:
         return SearchSetup(model=timed, system=system, timed=timed)
     if system.kind == CROSS_ENCODER:
         _refuse_ray(engine, system)
-        timed = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
-        _rename(timed, model_name)
-        return SearchSetup(model=timed, system=system, timed=timed)
-    if system.kind == RUNS:  # scored as they are, with their own checks: complexir.cli.runs_options
-        raise ValueError("fixed runs are set up by complexir.cli.runs_options.fixed_runs_setup, not as a model")
+        timed_pairs = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
+        _rename(timed_pairs, model_name)
+        return SearchSetup(model=timed_pairs, system=system, timed=timed_pairs)
+    if system.kind == RUNS:  # scored as they are, with their own checks
+        raise ValueError("fixed runs are set up by complexir.api.fixed_runs.fixed_runs_setup, not as a model")
     # two-stage: the first stage as it would run alone, then the cross-encoder over its top rerank_depth
     first = system.first_stage
     assert first is not None
     if first.kind == DENSE:
-        setup = _dense_setup(first, args, long_docs=long_docs, model_name=None)
+        setup = _dense_setup(first, options, model_name=None)
     elif first.kind == SEARCHER:
         _refuse_ray(engine, first)
         setup = SearchSetup(model=TimedSearch(load_searcher(first.name)), system=first)
@@ -315,12 +345,13 @@ def build_search_model(system: System, args: Any) -> SearchSetup:
         setup = SearchSetup(model=runs_search(first.name, Path(first.name).name), system=first)
     reranker = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
     _rename(reranker, model_name)
-    two_stage = TwoStageSearch(setup.model, reranker, system.rerank_depth)
+    # the first stage retrieves (describe_system refuses a cross-encoder there)
+    two_stage = TwoStageSearch(cast("SearchProtocol | EncoderProtocol", setup.model), reranker, system.rerank_depth)
     return SearchSetup(model=two_stage, stored=setup.stored, search=setup.search, engine=setup.engine, system=system,
                        timed=reranker, engine_name=setup.engine_name, _temporary=setup._temporary)
 
 
-def _refuse_ray(engine: str, system: System) -> None:
+def _refuse_ray(engine: Engine, system: System) -> None:
     if engine == "ray":
         raise SystemRefused(f"--engine ray spreads an encoder's corpus batches over workers; {system.describe()} "
                             "runs in one process: use --engine local or --engine mteb")
@@ -331,15 +362,15 @@ def _rename(model: Any, model_name: str | None) -> None:
         model.mteb_model_meta = model.mteb_model_meta.model_copy(update={"name": model_name})
 
 
-def _dense_setup(system: System, args: Any, *, long_docs: str, model_name: str | None) -> SearchSetup:
+def _dense_setup(system: System, options: SearchOptions, *, model_name: str | None) -> SearchSetup:
     from complexir.systems.models import EncodeCounter, load_model
 
     prompts = dict(system.prompts)
-    base = load_model(system.model, max_seq_length=getattr(args, "max_seq_length", None), model_name=model_name,
-                      backend=getattr(args, "backend", "torch"), trust_remote_code=system.trust_remote_code,
-                      prompts=prompts or None)
+    long_docs = options.long_docs
+    base = load_model(system.model, max_seq_length=options.max_seq_length, model_name=model_name,
+                      backend=options.backend, trust_remote_code=system.trust_remote_code, prompts=prompts or None)
     counter = EncodeCounter(base)  # under the embedding store: counts only what is really encoded
-    setup = build_dense_search(args, counter, long_docs=long_docs != "none", model=system.model,
+    setup = build_dense_search(options, counter, long_docs=long_docs != "none", model=system.model,
                                model_name=model_name, trust_remote_code=system.trust_remote_code, prompts=prompts)
     setup.system, setup.counter = system, counter
     if long_docs != "none":  # windows are plain texts, so the store serves them too
@@ -349,10 +380,10 @@ def _dense_setup(system: System, args: Any, *, long_docs: str, model_name: str |
     return setup
 
 
-def build_dense_search(args: Any, encoder: Any, *, long_docs: bool, model: str | None = None,
+def build_dense_search(options: SearchOptions, encoder: EncoderProtocol, *, long_docs: bool, model: str | None = None,
                        model_name: str | None = None, trust_remote_code: bool = False,
                        prompts: dict[str, str] | None = None) -> SearchSetup:
-    """A dense ``encoder`` over the embedding store, searched by the chosen engine (``args.engine``).
+    """A dense ``encoder`` over the embedding store, searched by the chosen engine (``options.engine``).
 
     With ``long_docs`` the long-document wrapper does its own streaming search, so only ``mteb``/``local``
     apply (both mean: that wrapper in this process). ``model`` (filed as ``model_name``), ``trust_remote_code`` and
@@ -362,9 +393,8 @@ def build_dense_search(args: Any, encoder: Any, *, long_docs: bool, model: str |
     from complexir.systems.embedding_store import EmbeddingStore
     from complexir.systems.stored_encoder import StoredEncoder
 
-    engine_name = getattr(args, "engine", "local")
-    cache = getattr(args, "cache", None)
-    if engine_name == "ray" and getattr(args, "address", None) and not cache:
+    engine_name, cache = options.engine, options.cache
+    if engine_name == "ray" and options.address and not cache:
         raise ValueError("--engine ray --address needs --cache DIR on a file system every worker reaches")
     temporary = None
     if cache:
@@ -384,19 +414,20 @@ def build_dense_search(args: Any, encoder: Any, *, long_docs: bool, model: str |
     if engine_name == "ray":
         from complexir.systems.ray_engine import RayEngine, StoredModelSpec
 
-        spec = StoredModelSpec(store=str(root), model=model, max_seq_length=getattr(args, "max_seq_length", None),
-                               model_name=model_name, backend=getattr(args, "backend", "torch"),
+        spec = StoredModelSpec(store=str(root), model=model, max_seq_length=options.max_seq_length,
+                               model_name=model_name, backend=options.backend,
                                trust_remote_code=trust_remote_code, prompts=tuple(sorted((prompts or {}).items())))
-        engine = RayEngine(spec, address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker)
+        engine = RayEngine(spec, address=options.address, workers=options.workers,
+                           gpus_per_worker=options.gpus_per_worker)
     else:
         engine = LocalEngine()
-    search = StreamingSearch(stored, engine=engine, batch_docs=getattr(args, "batch_docs", None) or DEFAULT_BATCH_DOCS)
+    search = StreamingSearch(stored, engine=engine, batch_docs=options.batch_docs or DEFAULT_BATCH_DOCS)
     return SearchSetup(model=search, stored=stored, search=search, engine=engine, engine_name=engine_name,
                        _temporary=temporary)
 
 
 # -- loading ---------------------------------------------------------------------------------------------------
-def load_searcher(name: str) -> Any:
+def load_searcher(name: str) -> SearchProtocol:
     """mteb's search model for ``name`` (e.g. ``mteb/baseline-bm25s``), its extra checked first (one line)."""
     import warnings
 
@@ -410,7 +441,7 @@ def load_searcher(name: str) -> Any:
             missing = [m for m in modules if not _importable(m)]
             if missing:
                 raise SystemRefused(f"{name} needs {', '.join(missing)}: {install}")
-        return mteb.get_model(name)
+        return cast("SearchProtocol", mteb.get_model(name))  # a searcher: registry_kind decided it
 
 
 def _importable(module: str) -> bool:
@@ -421,7 +452,7 @@ def _importable(module: str) -> bool:
     return True
 
 
-def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) -> Any:
+def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) -> CrossEncoderProtocol:
     """mteb's ``CrossEncoderWrapper`` for a cross-encoder folder or model name (named and revised as
     ``complexir.systems.models.load_model`` names a local folder); never loaded as a bi-encoder."""
     import mteb
@@ -433,7 +464,9 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
     if folder is None:  # mteb's own loader: its registry entry, else the Hub repo's config
         if not in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
             check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
-        return mteb.get_model(name_or_path, **({"trust_remote_code": True} if trust_remote_code else {}))
+        loaded = mteb.get_model(name_or_path, trust_remote_code=True) if trust_remote_code else mteb.get_model(
+            name_or_path)
+        return cast("CrossEncoderProtocol", loaded)  # a cross-encoder: model_kind decided it
     from mteb.models import CrossEncoderWrapper
     from sentence_transformers import CrossEncoder
 
@@ -446,7 +479,7 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
     return wrapper
 
 
-def runs_search(path: str, name: str) -> Any:
+def runs_search(path: str, name: str) -> FixedRunsSearch:
     """Fixed rankings of a runs folder as an mteb search model (``complexir.runs.folder.FixedRunsSearch``): a two-stage
     system's first stage."""
     if not Path(path).expanduser().is_dir():
@@ -478,7 +511,7 @@ class TimedSearch(_Rate):
     """A searcher (mteb ``SearchProtocol``), timed: documents indexed per second, per task. Only the first index
     of a task's subset and split counts (CRUMB's MaxP indexes the same corpus again before a deeper search)."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: SearchProtocol):
         super().__init__()
         self.model = model
         self.mteb_model_meta = model.mteb_model_meta
@@ -501,7 +534,7 @@ class TimedSearch(_Rate):
 class TimedCrossEncoder(_Rate):
     """A cross-encoder (mteb ``CrossEncoderProtocol``), timed: (query, document) pairs scored per second."""
 
-    def __init__(self, model: Any):
+    def __init__(self, model: CrossEncoderProtocol):
         super().__init__()
         self.model = model
         self.mteb_model_meta = model.mteb_model_meta
@@ -530,7 +563,8 @@ class TwoStageSearch:
     with the first stage (name, revision, experiment) and the depth in ``experiment_kwargs``.
     """
 
-    def __init__(self, first: Any, reranker: Any, depth: int):
+    def __init__(self, first: SearchProtocol | EncoderProtocol, reranker: CrossEncoderProtocol | TimedCrossEncoder,
+                 depth: int):
         from mteb.models import SearchEncoderWrapper, SearchProtocol
 
         # an encoder (--engine mteb: the store's encoder) is searched as mteb searches an encoder

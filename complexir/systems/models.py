@@ -19,15 +19,16 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import mteb
 import numpy as np
+from mteb.models import EncoderProtocol
 from mteb.models.model_meta import ModelMeta
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
 
-from complexir.systems.backends import BACKENDS, backend_advice
+from complexir.systems.options import BACKENDS, Backend, backend_advice
 from complexir.upstream.hub_access import HubUnreachable, hub_unreachable
 from complexir.upstream.release import local_folder
 
@@ -148,10 +149,10 @@ def load_model(
     max_seq_length: int | None = None,
     model_name: str | None = None,
     device: str | None = None,
-    backend: str = "torch",
+    backend: Backend = "torch",
     trust_remote_code: bool = False,
     prompts: dict[str, str] | None = None,
-) -> Any:
+) -> EncoderProtocol:
     """An MTEB encoder for ``name_or_path`` (None: the packaged default model).
 
     ``trust_remote_code``: let a model that ships its own code run it (never the default; a model that ships code
@@ -184,11 +185,12 @@ def load_model(
     else:  # a Hub model: mteb's own loader (downloads, or reads the Hugging Face cache offline)
         if not in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
             check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
-        with _backend_errors(backend):
-            model = mteb.get_model(name_or_path, **experiment)
-        if max_seq_length is not None and hasattr(model, "model"):
-            model.model.max_seq_length = max_seq_length
-        return _renamed(model, model_name, max_seq_length)
+        with _backend_errors(backend):  # a dense model (complexir.systems.kinds decided it from its configuration)
+            hub_model = cast(EncoderProtocol, mteb.get_model(name_or_path, **experiment))
+        inner = getattr(hub_model, "model", None)
+        if max_seq_length is not None and inner is not None:
+            inner.max_seq_length = max_seq_length
+        return _renamed(hub_model, model_name, max_seq_length)
 
     if meta is None:
         check_remote_code(str(folder), read_model_configs(str(folder)), trust_remote_code)
@@ -216,7 +218,7 @@ def in_mteb_registry(name: str) -> bool:
 
 
 @contextmanager
-def _backend_errors(backend: str) -> Iterator[None]:
+def _backend_errors(backend: Backend) -> Iterator[None]:
     """sentence-transformers signals a missing backend with a bare ``Exception`` (or the ImportError of an optimum
     that does not fit the installed transformers): one line saying what to install instead of a traceback."""
     if backend == "torch":
@@ -236,12 +238,14 @@ def _backend_errors(backend: str) -> Iterator[None]:
             from error
 
 
-def _renamed(model: Any, model_name: str | None, max_seq_length: int | None) -> Any:
+def _renamed(model: EncoderProtocol, model_name: str | None, max_seq_length: int | None) -> EncoderProtocol:
+    # mteb's protocol declares the meta read-only; its encoders keep it as a plain attribute, which names results
     meta = model.mteb_model_meta
     if model_name:
-        model.mteb_model_meta = meta.model_copy(update={"name": model_name})
+        model.mteb_model_meta = meta.model_copy(update={"name": model_name})  # type: ignore[misc]
     elif max_seq_length is not None and max_seq_length != meta.max_tokens:
-        model.mteb_model_meta = meta.model_copy(update={"name": f"{meta.name}__max{max_seq_length}"})
+        model.mteb_model_meta = meta.model_copy(  # type: ignore[misc]
+            update={"name": f"{meta.name}__max{max_seq_length}"})
     return model
 
 
@@ -249,7 +253,7 @@ class EncoderPassThrough:
     """For search wrappers (``self.model`` is the encoder they wrap): MTEB may still call the encoder side of the
     wrapper (other task types, similarity), which goes to the wrapped model unchanged."""
 
-    model: Any
+    model: EncoderProtocol
 
     def encode(self, inputs: Any, **kwargs: Any) -> Any:
         return self.model.encode(inputs, **kwargs)
@@ -267,7 +271,7 @@ class EncodeCounter:
     Placed under MTEB's embedding cache it shows what a rerun re-encodes (nothing, when cached).
     """
 
-    def __init__(self, model: Any):
+    def __init__(self, model: EncoderProtocol):
         self._model = model
         self.documents: dict[str, int] = defaultdict(int)
         self.seconds: dict[str, float] = defaultdict(float)

@@ -1,14 +1,64 @@
-"""The build flags every loading script shares, declared once: ``--source``, ``--revision``, ``--subset``,
-``--no-progress``. ``complexir build`` adds them to each benchmark's parser; a script adds only its own."""
+"""What every loading script's ``build`` takes, typed (:class:`BuildOptions`, extended by a script with options of
+its own), and the build flags every loading script shares, declared once: ``--source``, ``--revision``,
+``--subset``, ``--no-progress``. ``complexir build`` adds them to each benchmark's parser (a script adds only its
+own) and turns the parsed flags into the script's options (:meth:`BuildOptions.from_flags`); the build cache makes
+the options directly (``complexir.hub.build_cache``).
+
+A loading script exposes ``add_arguments(parser)``, ``build(options) -> int`` and, when it takes more than
+:class:`BuildOptions`, ``OPTIONS``: its subclass of it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """One build of a benchmark folder from its upstream release."""
+
+    out: str | Path  # the benchmark folder to write (atomically)
+    source: str | None = None  # the release: a Hub id or a local folder (None: the script's default release)
+    revision: str | None = None  # Hub revision of the source
+    subsets: tuple[str, ...] | None = None  # build only these (None: every one the release holds)
+    overwrite: bool = False  # replace ``out`` if it exists
+    progress: bool = True  # progress bars
+    #: run on the finished folder before it is put in place (``complexir build`` writes mteb's descriptive
+    #: statistics there): the script hands it to its ``BenchmarkWriter``
+    before_swap: Callable[[Path], object] | None = dataclasses.field(default=None, compare=False)
+
+    #: fields named otherwise on the command line: field -> (flag's dest, conversion)
+    FLAG_NAMES: ClassVar[dict[str, tuple[str, Callable[[Any], Any]]]] = {
+        "subsets": ("subset", lambda v: tuple(v) if v is not None else None),
+                  "progress": ("no_progress", lambda v: not v)}
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any]) -> Self:
+        """The options of ``complexir build``'s parsed flags (dest -> value): each field from the flag of its name
+        (``subsets`` from ``--subset``, ``progress`` from ``--no-progress``); flags a script does not declare
+        keep the field's default."""
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            dest, convert = cls.FLAG_NAMES.get(field.name, (field.name, None))
+            if dest in flags:
+                values[field.name] = convert(flags[dest]) if convert else flags[dest]
+        return cls(**values)
+
+    def subset_list(self) -> list[str] | None:
+        """The subsets asked for as a list, None for every one."""
+        return list(self.subsets) if self.subsets is not None else None
+
+    def source_or(self, default: str) -> str:
+        """The source given, else the script's ``default`` release."""
+        return self.source if self.source is not None else default
 
 
 def add_build_arguments(parser: argparse.ArgumentParser, *, default_source: str | None, source_help: str,
