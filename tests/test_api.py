@@ -52,7 +52,7 @@ def test_every_run_flag_reaches_its_option():
             "IRSC", "--task", "IRSCQuery", "--data-dir", "d", "--split", "dev", "--output", "o", "--batch-size", "3",
             "--long-docs", "chunk", "--first-stage", "f", "--rerank-depth", "5", "--trust-remote-code", "--prompt",
             "query=q: ", "--engine", "ray", "--cache", "c", "--address", "a", "--workers", "2", "--gpus-per-worker",
-            "0.5", "--batch-docs", "9", "--runs", "r", "--save-runs", "s"]
+            "0.5", "--batch-docs", "9", "--runs", "r", "--save-runs", "s", "--allow-other-data"]
     options = run_options(_parsed(argv))
     defaults = RunOptions()
     unchanged = [f.name for f in dataclasses.fields(RunOptions)
