@@ -195,7 +195,7 @@ def read_queries(path: Path, keys: tuple[str, ...]) -> SplitData:
                 doc = entry.get("id")
                 if not isinstance(doc, str) or not doc:
                     raise UpstreamFormatError(path, lineno, f"{key}: 'id' must be a non-empty string, got {doc!r:.60}")
-                raw = entry.get("label")
+                raw: Any = entry.get("label")  # a JSON value: _cast_label checks it
                 label = _cast_label(raw, path, lineno, key, doc)
                 target.labels += 1
                 if label != raw:

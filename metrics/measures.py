@@ -195,6 +195,6 @@ def max_depth(measures: Iterable[str | Measure]) -> int | None:
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     cutoffs = [parse_measure(m).cutoff for m in measures]
-    if not cutoffs or any(c is None for c in cutoffs):
+    if not cutoffs or None in cutoffs:
         return None
-    return max(cutoffs)
+    return max(c for c in cutoffs if c is not None)

@@ -38,6 +38,9 @@ from typing import Any, ClassVar
 from datasets import concatenate_datasets
 from mteb import Benchmark
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
+from mteb.models import MTEBModels
+from mteb.models.model_meta import ModelMeta
+from mteb.types import RelevantDocumentsType
 
 from complexir.layout import reader
 from complexir.mteb.internals import card_dataset_loader
@@ -128,7 +131,7 @@ class CRUMBSearch:
     again, deeper, until it is exact or the whole corpus is searched.
     """
 
-    def __init__(self, model: Any, splits: dict[str, dict[str, Any]], *, maxp: bool):
+    def __init__(self, model: MTEBModels, splits: dict[str, dict[str, Any]], *, maxp: bool):
         self.model = model  # what it wraps, for tools that walk wrapper chains (models.wrapped_models)
         self.search_model = as_search_model(model)
         self.splits = splits
@@ -139,7 +142,7 @@ class CRUMBSearch:
         self.passage_depths: dict[tuple[str, str], int] = {}
 
     @property
-    def mteb_model_meta(self) -> Any:
+    def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
     def _with_prompt(self, task_metadata: Any, hf_subset: str) -> Any:
@@ -290,7 +293,7 @@ class CRUMBTask(LayoutRetrievalTask):
         queries |= set(extra.get("binary_qrels", {})) | set(extra.get("binary_zero", []))
         return queries, documents | set(extra.get("parents", {}).values())
 
-    def search_model(self, model: Any, split: str) -> Any:
+    def search_model(self, model: MTEBModels, split: str) -> MTEBModels:
         """The model wrapped to carry the split's instruction as its query prompt and, for MaxP, to collapse."""
         splits = {hf_subset: by_split[split] for hf_subset, by_split in self._extra.items() if split in by_split}
         if not self.maxp and not any(extra.get("instruction") for extra in splits.values()):
@@ -299,7 +302,7 @@ class CRUMBTask(LayoutRetrievalTask):
         self._search = CRUMBSearch(model, splits, maxp=self.maxp)
         return self._search
 
-    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
+    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: RelevantDocumentsType,
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
         """Per-query scores on the graded qrels; for paper_retrieval, the per-query recall, precision, RR, hit rate
         and accuracy on the binary qrels instead, as the official code computes them (their means follow in

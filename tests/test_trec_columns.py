@@ -15,8 +15,8 @@ from import_probe import modules_imported_by
 
 from complexir.cli.main import main
 from complexir.metrics import adhoc_per_query, coverage_per_query, max_depth, parse_measure, rank_run
-from complexir.runs.file_eval import evaluate_files
 from complexir.runs import file_eval, trec_io
+from complexir.runs.file_eval import evaluate_files
 from complexir.runs.trec_io import TrecFormatError, read_nugget_qrels, read_qrels, read_run, read_run_columns
 
 ADHOC = ["nDCG@10", "nDCG@3", "R@5", "AP@10", "AP", "P@2", "RR", "nDCG", "P(rel=2)@3", "R(rel=0)@4"]

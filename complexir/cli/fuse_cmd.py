@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 from pathlib import Path
 
 from complexir.cli.argument_types import positive_int
@@ -69,10 +68,10 @@ def fuse(args: argparse.Namespace) -> int:
     writer = RunsFolderWriter(out, name, f"fusion-{digest.hexdigest()[:16]}", args.depth)
     data = {task: _same_data(folders, task) for task in folders[0].tasks()}  # refused before anything is written
     for entry in entries:
-        runs = [folder.run(*entry) for folder in folders]
+        runs = [run for folder in folders if (run := folder.run(*entry)) is not None]  # each has it: checked above
         fused = fuse_runs(runs, args.method, args.k)
         deepest = max(map(len, fused.values()), default=0) or 1
-        writer.write(*entry, fused, data=data[entry[0]], depth=min(args.depth or math.inf, deepest))
+        writer.write(*entry, fused, data=data[entry[0]], depth=min(args.depth, deepest) if args.depth else deepest)
     writer.close()
     print(f"fused {len(folders)} runs folders by {method} into {out.resolve()}: {len(entries)} run file(s), "
           f"system {name}")

@@ -249,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
     import mteb
 
     from complexir.runs.results import per_query_path
-    from complexir.systems.kinds import build_search_model, check_tasks
+    from complexir.systems.kinds import SearchSetup, build_search_model, check_tasks
 
     system = describe_run_system(args)  # bad combinations fail here, before any data or model is read
     source = resolve_source(args.data_dir)
@@ -318,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"model: {meta.name} (revision {meta.revision}{experiment}); results in {output.resolve()}")
     if system.kind != "runs":  # fixed runs print their own line (print_runs_summary: the folder and its digest)
         print(f"system: {system.describe()}")
-    if getattr(setup, "stored", None) is not None:
+    if isinstance(setup, SearchSetup) and setup.stored is not None:
         print(f"embedding store ({args.cache or 'temporary'}; engine {args.engine}): {setup.store_summary()}")
     else:
         print(f"embedding store: not used (engine {args.engine}; this system encodes no vectors)")

@@ -516,6 +516,7 @@ class BenchmarkWriter:
             if not any(st.splits for st in self._subsets.values()):
                 raise LayoutError("no subset has a split (queries and qrels): nothing to evaluate")
             for st in self._subsets.values():
+                assert st.doc_ids is not None  # checked in the loop above
                 st.doc_ids.remove()  # the id scratch is no part of the dataset
             readme = cards.render(self.card, self.stats(), files, digests)
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")

@@ -62,7 +62,9 @@ class System:
     def name(self) -> str:
         from complexir.systems.models import DEFAULT_MODEL
 
-        return self.runs if self.kind == RUNS else (self.model or DEFAULT_MODEL)
+        if self.kind == RUNS and self.runs is not None:
+            return self.runs
+        return self.model or DEFAULT_MODEL
 
     @property
     def dense(self) -> System | None:
@@ -281,9 +283,9 @@ def build_search_model(system: System, args: Any) -> SearchSetup:
         return SearchSetup(model=timed, system=system, timed=timed)
     if system.kind == CROSS_ENCODER:
         _refuse_ray(engine, system)
-        timed = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
-        _rename(timed, model_name)
-        return SearchSetup(model=timed, system=system, timed=timed)
+        reranker = TimedCrossEncoder(load_cross_encoder(system.name, trust_remote_code=system.trust_remote_code))
+        _rename(reranker, model_name)
+        return SearchSetup(model=reranker, system=system, timed=reranker)
     if system.kind == RUNS:  # scored as they are, with their own checks: complexir.cli.runs_options
         raise ValueError("fixed runs are set up by complexir.cli.runs_options.fixed_runs_setup, not as a model")
     # two-stage: the first stage as it would run alone, then the cross-encoder over its top rerank_depth
@@ -416,7 +418,8 @@ def load_cross_encoder(name_or_path: str, *, trust_remote_code: bool = False) ->
     if folder is None:  # mteb's own loader: its registry entry, else the Hub repo's config
         if not in_mteb_registry(name_or_path):  # mteb's own entries load mteb's code, not the repo's
             check_remote_code(name_or_path, read_model_configs(name_or_path), trust_remote_code)
-        return mteb.get_model(name_or_path, **({"trust_remote_code": True} if trust_remote_code else {}))
+        trust: dict[str, Any] = {"trust_remote_code": True} if trust_remote_code else {}
+        return mteb.get_model(name_or_path, **trust)
     from mteb.models import CrossEncoderWrapper
     from sentence_transformers import CrossEncoder
 

@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from datasets import Dataset
 from mteb.types import PromptType
+
+if TYPE_CHECKING:
+    from mteb.models import EncoderProtocol, SearchProtocol
+    from sentence_transformers import SentenceTransformer
 from tqdm.auto import tqdm
 
 from complexir.mteb.internals import create_dataloader
@@ -82,7 +86,7 @@ class MaxPSearchWrapper(EncoderPassThrough):
 
     def __init__(
         self,
-        model: Any,
+        model: EncoderProtocol | SentenceTransformer,
         *,
         window_tokens: int | None = None,
         overlap_tokens: int = DEFAULT_OVERLAP,
@@ -170,7 +174,7 @@ class MaxPSearchWrapper(EncoderPassThrough):
         k = min(top_k, n_docs)
         best_scores = np.full((n_q, k), -np.inf, dtype=np.float32)
         best_docs = np.full((n_q, k), -1, dtype=np.int64)
-        allowed = None
+        allowed: dict[int, list[int]] | None = None
         if top_ranked is not None:  # doc index -> the queries that may rank it
             position = {d: i for i, d in enumerate(doc_ids)}
             allowed = {}
@@ -202,8 +206,8 @@ class MaxPSearchWrapper(EncoderPassThrough):
             batch_docs = np.arange(start, start + len(texts), dtype=np.int64)
             if allowed is not None:
                 mask = np.zeros(batch_scores.shape, dtype=bool)
-                for j, d in enumerate(batch_docs):
-                    mask[allowed.get(int(d), []), j] = True
+                for j, doc in enumerate(batch_docs):
+                    mask[allowed.get(int(doc), []), j] = True
                 batch_scores = np.where(mask, batch_scores, -np.inf)
             best_scores, best_docs = _merge_top_k(best_scores, best_docs, batch_scores, batch_docs, k)
             start += len(texts)
@@ -235,7 +239,7 @@ def _merge_top_k(best_scores: np.ndarray, best_docs: np.ndarray, batch_scores: n
     return scores, docs
 
 
-def wrap_long_docs(model: Any, mode: str, **options: Any) -> Any:
+def wrap_long_docs(model: EncoderProtocol, mode: str, **options: Any) -> EncoderProtocol | SearchProtocol:
     """The model for ``complexir run --long-docs MODE``: ``none`` → the model itself; ``chunk`` → MaxP windows."""
     if mode == "none":
         return model

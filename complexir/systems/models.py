@@ -149,7 +149,7 @@ def load_model(
     if prompts:
         experiment["model_prompts"] = dict(prompts)
     st_kwargs = {k: v for k, v in experiment.items() if k != "model_prompts"}
-    if name_or_path in (None, "", "default", DEFAULT_MODEL):  # the packaged copy is that exact revision
+    if name_or_path is None or name_or_path in ("", "default", DEFAULT_MODEL):  # the packaged copy: that revision
         folder = default_model_path()
         meta = mteb.get_model_meta(DEFAULT_MODEL)
     elif local_folder(name_or_path, "--model") is not None:  # a path that is not a folder fails here

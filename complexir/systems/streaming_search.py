@@ -26,12 +26,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from mteb.types import PromptType
+
+if TYPE_CHECKING:
+    from mteb.models import EncoderProtocol
+    from mteb.models.model_meta import ModelMeta
 
 from complexir.mteb.internals import create_dataloader
 from complexir.systems.models import EncoderPassThrough
@@ -152,7 +156,7 @@ def _quiet_datasets() -> Iterator[None]:
             datasets.enable_progress_bars()
 
 
-def score_batch(encoder: Any, table: pa.Table, ctx: BatchContext) -> Candidates:
+def score_batch(encoder: EncoderProtocol, table: pa.Table, ctx: BatchContext) -> Candidates:
     """Encode one corpus batch and return, per query, every document that can be in its top-k (ties included).
 
     The batch goes through mteb's own ``create_dataloader`` (title and text joined as MTEB joins them) and the
@@ -185,7 +189,7 @@ def batch_candidates(scores: np.ndarray, ids: Sequence[str], top_k: int) -> Cand
     out: Candidates = []
     for q in range(scores.shape[0]):
         keep = np.flatnonzero(scores[q] >= kth[q])
-        out.append(list(zip(scores[q, keep].tolist(), (ids[i] for i in keep), strict=True)))
+        out.append(list(zip(scores[q, keep].tolist(), (ids[i] for i in keep.tolist()), strict=True)))
     return out
 
 
@@ -239,7 +243,7 @@ class LocalEngine:
 
     name = "local"
 
-    def search(self, encoder: Any, source: CorpusSource, ctx: BatchContext, *, batch_docs: int,
+    def search(self, encoder: EncoderProtocol, source: CorpusSource, ctx: BatchContext, *, batch_docs: int,
                progress: bool = True) -> TopK:
         merged = TopK(len(ctx.query_embeddings), ctx.top_k)
         shards = -(-source.num_rows // batch_docs)
@@ -260,7 +264,7 @@ class StreamingSearch(EncoderPassThrough):
     optionally maps ``(task name, subset)`` to a ``CorpusSource`` to read instead of the corpus MTEB loaded.
     """
 
-    def __init__(self, encoder: Any, *, engine: Any | None = None, batch_docs: int = DEFAULT_BATCH_DOCS,
+    def __init__(self, encoder: EncoderProtocol, *, engine: Any | None = None, batch_docs: int = DEFAULT_BATCH_DOCS,
                  progress: bool = True, sources: dict[tuple[str, str], CorpusSource] | None = None):
         self.model = encoder  # `.model`, as in mteb's wrappers: helpers find the SentenceTransformer through it
         self.engine = engine or LocalEngine()
@@ -271,7 +275,7 @@ class StreamingSearch(EncoderPassThrough):
         self.docs_per_second: dict[str, float] = {}
 
     @property
-    def mteb_model_meta(self) -> Any:
+    def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
     def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,

@@ -14,7 +14,7 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from complexir.layout.errors import UpstreamFormatError
 
@@ -42,6 +42,12 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, record
 
 
+@overload
+def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: Literal[False] = False,
+                 empty_ok: bool = True) -> str: ...
+@overload
+def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: bool,
+                 empty_ok: bool = True) -> str | None: ...
 def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: bool = False,
                  empty_ok: bool = True) -> str | None:
     """``record[key]`` checked to be a string (or null when ``nullable``); else an error naming file and line."""
