@@ -146,9 +146,6 @@ class SplitData:
     instructions: Counter
 
 
-QRELS_KEYS = ("passage_qrels", "passage_binary_qrels", "full_document_qrels")
-
-
 def _cast_label(value: Any, path: Path, lineno: int, key: str, doc: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} must be a finite number, got {value!r}")

@@ -48,7 +48,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_COVERAGE_MEASURES = ("alpha_nDCG@20", "StRecall@20")
-_ALPHA_FAMILIES = {"alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP"}
 _FULL_FAMILIES = {"AP_IA", "NRBP", "nNRBP"}  # read the whole ranking
 _CHUNK_ELEMENTS = 4_000_000  # bound on topics x pool docs x nuggets held at once
 

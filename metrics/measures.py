@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 __all__ = [
-    "ADHOC_MEASURES",
-    "COVERAGE_MEASURES",
     "FAMILIES",
     "Family",
     "Measure",
@@ -63,10 +61,6 @@ FAMILIES: tuple[Family, ...] = (
 )
 _BY_NAME = {f.name: f for f in FAMILIES}
 _BY_MTEB = {f.mteb: f for f in FAMILIES}
-
-# Kept for callers of the earlier tables: family -> (cutoff rule, allowed parameters)
-ADHOC_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "adhoc"}
-COVERAGE_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == "coverage"}
 
 _ALIASES = {"α_nDCG": "alpha_nDCG", "α_DCG": "alpha_DCG"}
 _NAME_RE = re.compile(r"^(?P<family>[A-Za-zα_]+)(?:\((?P<params>[^()]*)\))?(?:@(?P<cutoff>[0-9]+))?$")

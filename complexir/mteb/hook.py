@@ -222,7 +222,7 @@ def _guarded(callback: Callable[[ModuleType], None]) -> Callable[[ModuleType], N
             if _mode() == "strict":
                 raise
             warnings.warn(f"complexir: tasks not registered with mteb: {error}", MtebHookWarning, stacklevel=2)
-        except Exception as error:  # noqa: BLE001 -- never break `import mteb`, but say why loudly
+        except Exception as error:  # never break `import mteb`, but say why loudly
             if _mode() == "strict":
                 raise
             warnings.warn(

@@ -1,7 +1,7 @@
 """Reading TREC qrels (``topic iteration doc label``) and runs (``topic Q0 doc rank score tag``).
 
 Files are parsed column-wise by pyarrow's CSV reader (multi-threaded C++, no Python object per line) into
-arrays that feed the numpy metric core directly (:mod:`complexir.trec_eval`), a piece of some MiB of whole
+arrays that feed the numpy metric core directly (:mod:`complexir.metrics`), a piece of some MiB of whole
 lines at a time: :func:`read_run_pieces` hands each piece to the caller as soon as it is parsed, so a caller
 that keeps only the rows it needs never holds a whole run (``complexir evaluate``). The dict readers
 (:func:`read_run`, :func:`read_qrels`, :func:`read_nugget_qrels`) are built on the same columns for callers

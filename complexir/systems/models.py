@@ -73,7 +73,7 @@ def _hub_file(repo_id: str, filename: str) -> Path | None:
 
     try:
         return Path(hf_hub_download(repo_id, filename))
-    except Exception:  # noqa: BLE001 -- absent, unreachable or not a repo id: the file is simply not known
+    except Exception:  # absent, unreachable or not a repo id: the file is simply not known
         return None
 
 
@@ -198,7 +198,7 @@ def _backend_errors(backend: str) -> Iterator[None]:
         return
     try:
         yield
-    except Exception as error:  # noqa: BLE001 -- narrowed below: only the backend's own import failures
+    except Exception as error:  # narrowed below: only the backend's own import failures
         text = str(error)
         if not isinstance(error, ImportError) and "requires installing" not in text:
             raise
