@@ -28,10 +28,10 @@ def package_dirs() -> dict[str, str]:
     return pyproject["tool"]["setuptools"]["package-dir"]
 
 
-def build_tree(mapping: dict[str, str]) -> dict[str, str]:
-    """Link the package's folders into ``TREE`` as installed; return tree prefix → checkout prefix for the output."""
-    shutil.rmtree(TREE, ignore_errors=True)
-    root = TREE / "complexir"
+def build_tree(mapping: dict[str, str], tree: Path = TREE) -> dict[str, str]:
+    """Link the package's folders into ``tree`` as installed; return tree prefix → checkout prefix for the output."""
+    shutil.rmtree(tree, ignore_errors=True)
+    root = tree / "complexir"
     root.mkdir(parents=True)
     mapped = {name.removeprefix("complexir."): folder for name, folder in mapping.items() if name != "complexir"}
     for entry in (REPO / mapping["complexir"]).iterdir():

@@ -328,6 +328,7 @@ def run_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # the whole demo benchmark with the real model
 def test_run_end_to_end(run_data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """``complexir run --benchmark IRSC`` with the real model: the tasks and settings present, each scored."""
     out = tmp_path / "results"
