@@ -24,6 +24,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Self
 
 import numpy as np
@@ -233,7 +234,8 @@ class BenchmarkWriter:
         self._start()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is not None:
             self.abort()
         else:

@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -270,7 +271,7 @@ def evaluate_columns(
     qrels: QrelsColumns,
     run: RunColumns,
     measures: Sequence[str | Measure],
-    **options,
+    **options: Any,
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """Query ids of the qrels (first-appearance order) and measure name -> one value per query.
 
@@ -286,7 +287,7 @@ def evaluate_files(
     qrels_path: str | os.PathLike[str],
     run_path: str | os.PathLike[str],
     measures: Sequence[str | Measure],
-    **options,
+    **options: Any,
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """:func:`evaluate_columns` on two TREC files (errors name the file and line). The run is read piece by
     piece and only the rows that can reach a measured rank are kept of each: the whole run is never in memory."""
