@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 from datasets import concatenate_datasets
 from mteb import Benchmark
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
+from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import MTEBModels
 from mteb.models.model_meta import ModelMeta
 from mteb.types import RelevantDocumentsType
@@ -145,11 +146,11 @@ class CRUMBSearch:
     def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
-    def _with_prompt(self, task_metadata: Any, hf_subset: str) -> Any:
+    def _with_prompt(self, task_metadata: TaskMetadata, hf_subset: str) -> TaskMetadata:
         instruction = self.splits[hf_subset].get("instruction")
         return task_metadata.model_copy(update={"prompt": {"query": instruction}}) if instruction else task_metadata
 
-    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.corpus_size = len(corpus)
         self._indexed = {"corpus": corpus, "task_metadata": self._with_prompt(task_metadata, hf_subset),
@@ -157,7 +158,7 @@ class CRUMBSearch:
                          "num_proc": num_proc, **kwargs}
         self.search_model.index(**self._indexed)
 
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
+    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
         task_metadata = self._with_prompt(task_metadata, hf_subset)

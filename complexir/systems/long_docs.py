@@ -29,6 +29,7 @@ from datasets import Dataset
 from mteb.types import PromptType
 
 if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.models import EncoderProtocol, SearchProtocol
     from sentence_transformers import SentenceTransformer
 from tqdm.auto import tqdm
@@ -145,12 +146,12 @@ class MaxPSearchWrapper(EncoderPassThrough):
         return seen, total
 
     # -- SearchProtocol ----------------------------------------------------------------------------------
-    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
               num_proc: int | None = None, **kwargs: Any) -> None:
         """Keep the corpus (an Arrow-backed dataset, not copied); windows are encoded batch by batch in search."""
         self.task_corpus = corpus
 
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
+    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
         """Top ``top_k`` documents per query by best-window similarity (among ``top_ranked`` when given)."""

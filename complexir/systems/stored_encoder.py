@@ -23,6 +23,7 @@ from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderW
 from mteb.types import PromptType
 
 if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.models import EncoderProtocol
     from mteb.models.model_meta import ModelMeta
 
@@ -107,7 +108,7 @@ class StoredEncoder:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
 
-    def key(self, task_metadata: Any, prompt_type: PromptType | None) -> StoreKey:
+    def key(self, task_metadata: TaskMetadata, prompt_type: PromptType | None) -> StoreKey:
         """The store key for texts of this task and prompt type.
 
         For a sentence-transformers model in mteb's own wrapper the prompt is the one that wrapper resolves from
@@ -127,7 +128,7 @@ class StoredEncoder:
                         prompt_type=prompt_type.value if prompt_type else None, prompt=prompt,
                         experiment=meta.experiment_name)
 
-    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+    def encode(self, inputs: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
                prompt_type: PromptType | None = None, **kwargs: Any) -> Any:
         dataset = getattr(inputs, "dataset", None)
         columns = getattr(dataset, "column_names", None) or []

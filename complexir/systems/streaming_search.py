@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from mteb.types import PromptType
 
 if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.models import EncoderProtocol
     from mteb.models.model_meta import ModelMeta
 
@@ -136,7 +137,7 @@ class BatchContext:
 
     query_embeddings: Any
     top_k: int
-    task_metadata: Any
+    task_metadata: TaskMetadata
     hf_split: str
     hf_subset: str
     encode_kwargs: dict[str, Any]
@@ -278,11 +279,11 @@ class StreamingSearch(EncoderPassThrough):
     def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
-    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.task_corpus = corpus
 
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
+    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
         if self.task_corpus is None:
@@ -314,7 +315,7 @@ class StreamingSearch(EncoderPassThrough):
         return self.search_source(queries, source, task_metadata=task_metadata, hf_split=hf_split,
                                   hf_subset=hf_subset, top_k=top_k, encode_kwargs=encode_kwargs, num_proc=num_proc)
 
-    def search_source(self, queries: Any, source: CorpusSource, *, task_metadata: Any, hf_split: str,
+    def search_source(self, queries: Any, source: CorpusSource, *, task_metadata: TaskMetadata, hf_split: str,
                       hf_subset: str, top_k: int, encode_kwargs: Any,
                       num_proc: int | None = None) -> dict[str, dict[str, float]]:
         """Exact top-k of ``queries`` over ``source``: ``{query id: {corpus id: score}}``."""
