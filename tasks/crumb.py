@@ -41,7 +41,14 @@ from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.models import MTEBModels
 from mteb.models.model_meta import ModelMeta
-from mteb.types import RelevantDocumentsType
+from mteb.types import (
+    CorpusDatasetType,
+    EncodeKwargs,
+    QueryDatasetType,
+    RelevantDocumentsType,
+    RetrievalOutputType,
+    TopRankedDocumentsType,
+)
 
 from complexir.layout import reader
 from complexir.mteb.internals import card_dataset_loader
@@ -150,7 +157,8 @@ class CRUMBSearch:
         instruction = self.splits[hf_subset].get("instruction")
         return task_metadata.model_copy(update={"prompt": {"query": instruction}}) if instruction else task_metadata
 
-    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: CorpusDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+              encode_kwargs: EncodeKwargs,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.corpus_size = len(corpus)
         self._indexed = {"corpus": corpus, "task_metadata": self._with_prompt(task_metadata, hf_subset),
@@ -158,9 +166,9 @@ class CRUMBSearch:
                          "num_proc": num_proc, **kwargs}
         self.search_model.index(**self._indexed)
 
-    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
-               encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
+    def search(self, queries: QueryDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               top_k: int, encode_kwargs: EncodeKwargs, top_ranked: TopRankedDocumentsType | None = None,
+               num_proc: int | None = None, **kwargs: Any) -> RetrievalOutputType:
         task_metadata = self._with_prompt(task_metadata, hf_subset)
 
         def search(some_queries: Any, depth: int) -> dict[str, dict[str, float]]:

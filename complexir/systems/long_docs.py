@@ -31,6 +31,13 @@ from mteb.types import PromptType
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.models import EncoderProtocol, SearchProtocol
+    from mteb.types import (
+        CorpusDatasetType,
+        EncodeKwargs,
+        QueryDatasetType,
+        RetrievalOutputType,
+        TopRankedDocumentsType,
+    )
     from sentence_transformers import SentenceTransformer
 from tqdm.auto import tqdm
 
@@ -146,28 +153,29 @@ class MaxPSearchWrapper(EncoderPassThrough):
         return seen, total
 
     # -- SearchProtocol ----------------------------------------------------------------------------------
-    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: CorpusDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+              encode_kwargs: EncodeKwargs,
               num_proc: int | None = None, **kwargs: Any) -> None:
         """Keep the corpus (an Arrow-backed dataset, not copied); windows are encoded batch by batch in search."""
         self.task_corpus = corpus
 
-    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
-               encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
+    def search(self, queries: QueryDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               top_k: int, encode_kwargs: EncodeKwargs, top_ranked: TopRankedDocumentsType | None = None,
+               num_proc: int | None = None, **kwargs: Any) -> RetrievalOutputType:
         """Top ``top_k`` documents per query by best-window similarity (among ``top_ranked`` when given)."""
         if self.task_corpus is None:
             raise ValueError("index() the corpus before search()")
         corpus, self.task_corpus = self.task_corpus, None
-        encode_kwargs = dict(encode_kwargs or {})
-        batch_size = encode_kwargs.get("batch_size", 32)
-        show = encode_kwargs.get("show_progress_bar", True)
-        inner_kwargs = {**encode_kwargs, "show_progress_bar": False}
+        options: dict[str, Any] = dict(encode_kwargs or {})
+        batch_size = options.get("batch_size", 32)
+        show = options.get("show_progress_bar", True)
+        inner_kwargs = {**options, "show_progress_bar": False}
 
         query_emb = self.model.encode(
             create_dataloader(queries, task_metadata=task_metadata, prompt_type=PromptType.query,
                               batch_size=batch_size, num_proc=num_proc),
             task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset, prompt_type=PromptType.query,
-            **encode_kwargs,
+            **options,
         )
         query_ids = list(queries["id"])
         doc_ids = list(corpus["id"])

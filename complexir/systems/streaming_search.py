@@ -37,6 +37,13 @@ if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
     from mteb.models import EncoderProtocol
     from mteb.models.model_meta import ModelMeta
+    from mteb.types import (
+        CorpusDatasetType,
+        EncodeKwargs,
+        QueryDatasetType,
+        RetrievalOutputType,
+        TopRankedDocumentsType,
+    )
 
 from complexir.mteb.internals import create_dataloader
 from complexir.systems.models import EncoderPassThrough
@@ -279,13 +286,14 @@ class StreamingSearch(EncoderPassThrough):
     def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
-    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: CorpusDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+              encode_kwargs: EncodeKwargs,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.task_corpus = corpus
 
-    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
-               encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
+    def search(self, queries: QueryDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               top_k: int, encode_kwargs: EncodeKwargs, top_ranked: TopRankedDocumentsType | None = None,
+               num_proc: int | None = None, **kwargs: Any) -> RetrievalOutputType:
         if self.task_corpus is None:
             raise ValueError("Corpus must be indexed before searching.")
         # kept until the next index: a wrapper may search the same corpus again (CRUMB's MaxP, deeper); shards or a
