@@ -24,7 +24,7 @@ PTH = "complexir_mteb.pth"
 HERE = Path(__file__).resolve().parent
 
 
-class build_py_with_pth(build_py):  # noqa: N801 -- setuptools command naming
+class build_py_with_pth(build_py):  # setuptools' command naming
     """``build_py`` that also ships the mteb hook's ``.pth`` file at the root of site-packages."""
 
     def run(self) -> None:

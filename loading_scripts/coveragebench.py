@@ -133,12 +133,16 @@ def build_subset(writer: BenchmarkWriter, subset: str, release: SubsetRelease, s
         logger.warning("%s: %d judged documents (%d judgments) are not in %s; their judgments are kept (judged, "
                        "never retrieved)", subset, len(missing_judged), kept_judgments, source)
 
-    queries, qrels, nuggets, top_ranked = [], [], [], []
+    queries: list[dict[str, Any]] = []
+    qrels: list[dict[str, Any]] = []
+    nuggets: list[dict[str, Any]] = []
+    top_ranked: list[dict[str, Any]] = []
     for tid, topic in release.topics.items():
         queries.append({"id": tid, "text": topic.query})
         doc_grade: dict[str, int] = {}
         for num, text in release.nuggets.get(tid, {}).items():
-            support = [{"corpus-id": d, "score": g} for d, g in release.judgments.get(tid, {}).get(num, {}).items()]
+            support: list[dict[str, Any]] = [
+                {"corpus-id": d, "score": g} for d, g in release.judgments.get(tid, {}).get(num, {}).items()]
             for s in support:  # doc-level grade = max over the topic's nuggets
                 doc_grade[s["corpus-id"]] = max(doc_grade.get(s["corpus-id"], 0), s["score"])
             nuggets.append({"query-id": tid, "nugget-id": num, "text": text, "weight": 1.0, "support": support})

@@ -146,9 +146,6 @@ class SplitData:
     instructions: Counter
 
 
-QRELS_KEYS = ("passage_qrels", "passage_binary_qrels", "full_document_qrels")
-
-
 def _cast_label(value: Any, path: Path, lineno: int, key: str, doc: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UpstreamFormatError(path, lineno, f"{key}: label of {doc!r} must be a finite number, got {value!r}")
@@ -195,7 +192,7 @@ def read_queries(path: Path, keys: tuple[str, ...]) -> SplitData:
                 doc = entry.get("id")
                 if not isinstance(doc, str) or not doc:
                     raise UpstreamFormatError(path, lineno, f"{key}: 'id' must be a non-empty string, got {doc!r:.60}")
-                raw = entry.get("label")
+                raw: Any = entry.get("label")  # a JSON value: _cast_label checks it
                 label = _cast_label(raw, path, lineno, key, doc)
                 target.labels += 1
                 if label != raw:

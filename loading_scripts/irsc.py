@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, overload
 
 from complexir.layout.card import CardInfo
 from complexir.layout.errors import UpstreamFormatError
@@ -159,6 +160,12 @@ def _from_path(relative: Path) -> tuple[str | None, str | None]:
     return (tasks.pop() if len(tasks) == 1 else None), (settings.pop() if len(settings) == 1 else None)
 
 
+@overload
+def _field(path: Path, number: int, record: dict[str, object], name: str, what: str, fixed: str | None,
+           *, required: Literal[True]) -> str: ...
+@overload
+def _field(path: Path, number: int, record: dict[str, object], name: str, what: str, fixed: str | None,
+           *, required: bool) -> str | None: ...
 def _field(path: Path, number: int, record: dict[str, object], name: str, what: str, fixed: str | None,
            *, required: bool) -> str | None:
     """One value of a record, stripped: the column if the file has it, else the fixed value, else None."""

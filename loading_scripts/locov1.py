@@ -126,8 +126,8 @@ def resolve_source(
     for repo in repos:
         missing = [t for t in fetched or () if not (repo.root / "documents" / f"{t}_{SPLIT}.jsonl").is_file()]
         if missing:
-            files = ", ".join(f"documents/{t}_{SPLIT}.jsonl" for t in missing)
-            raise FileNotFoundError(f"{repo.source}@{repo.hub_revision} has no {files} (the release names each "
+            absent = ", ".join(f"documents/{t}_{SPLIT}.jsonl" for t in missing)
+            raise FileNotFoundError(f"{repo.source}@{repo.hub_revision} has no {absent} (the release names each "
                                     f"task's file after it): check --subset {' '.join(missing)}")
     described = ", ".join(f"{repo.source}@{repo.hub_revision}" for repo in repos)
     return Release(repos[0].root, repos[1].root, source, described, fetched)

@@ -42,16 +42,25 @@ def check_labels(where: str, judged: Mapping[str, object]) -> np.ndarray:
         vals = None
     if vals is None or not (np.isfinite(vals).all() and (vals >= 0).all() and (vals == np.floor(vals)).all()):
         for doc, lab in judged.items():
-            is_float = isinstance(lab, (float, np.floating))
-            ok = isinstance(lab, (int, np.integer)) or (is_float and float(lab).is_integer())
-            if isinstance(lab, bool) or not ok or lab < 0:
+            if not _is_label(lab):
                 raise ValueError(
                     f"{where}, document {doc!r}: label {lab!r} is not a non-negative integer"
                 )
     return vals.astype(np.int64) if vals is not None else np.zeros(0, np.int64)
 
 
-def _parse_all(measures: Sequence[str], kind: MeasureKind) -> list[Measure]:
+def _is_label(value: object) -> bool:
+    """A non-negative integer, or a float with an integer value (a bool is no label)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return bool(value >= 0)
+    if isinstance(value, (float, np.floating)):
+        return float(value).is_integer() and bool(value >= 0)
+    return False
+
+
+def _parse_all(measures: Sequence[str | Measure], kind: MeasureKind) -> list[Measure]:
     if isinstance(measures, str):
         measures = [measures]
     parsed = [parse_measure(m) for m in measures]
@@ -182,7 +191,8 @@ def adhoc_scores(
     return results
 
 
-def _judged_max(topic: np.ndarray, doc: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, ...]:
+def _judged_max(topic: np.ndarray, doc: np.ndarray,
+                label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(topic, doc) pairs once each with their largest label, sorted by the pair key; and that key."""
     span = int(doc.max(initial=-1)) + 1
     key = topic * span + doc

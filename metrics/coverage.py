@@ -48,7 +48,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_COVERAGE_MEASURES = ("alpha_nDCG@20", "StRecall@20")
-_ALPHA_FAMILIES = {"alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP", "nNRBP"}
 _FULL_FAMILIES = {"AP_IA", "NRBP", "nNRBP"}  # read the whole ranking
 _CHUNK_ELEMENTS = 4_000_000  # bound on topics x pool docs x nuggets held at once
 
@@ -112,7 +111,7 @@ def nugget_judgments(
     doc: np.ndarray,
     label: np.ndarray,
     ntopics: int,
-    on_conflict: Callable[[], None] | None = None,
+    on_conflict: Callable[[], object] | None = None,
 ) -> NuggetJudgments:
     """Judgments listed one per row, as integer codes (topic index, nugget, doc; doc codes in id order), in the
     dict readers' order: topics ascending, nuggets in order of first listing within their topic, docs in order of
@@ -168,6 +167,7 @@ def _read_judgments(judgments: Mapping, qids: list, ranked_docs: list) -> tuple[
         for q, nuggets in zip(qids, topics, strict=True):  # name the offending topic
             if not isinstance(nuggets, Mapping) or not _all_mappings(nuggets.values()):
                 raise TypeError(f"topic {q!r}: judgments must map nugget id -> doc id -> label")
+        raise TypeError("judgments must map topic id -> nugget id -> doc id -> label")  # pragma: no cover
     docs_per_nugget = np.fromiter(map(len, every), np.int64, len(every))
     total = int(docs_per_nugget.sum())
     try:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -279,7 +280,7 @@ def coverage_per_input(
     denominator: str = "supported",
 ) -> dict[str, dict[str, float]]:
     """:func:`~complexir.metrics.coverage_per_query` of the modules' inputs (queries "0", "1", ... by position)."""
-    options = dict(alpha=alpha, rel_level=rel_level, denominator=denominator)
+    options: dict[str, Any] = dict(alpha=alpha, rel_level=rel_level, denominator=denominator)
     _check_lengths(predictions, references)
     columns = _columns(predictions, references, nuggets=True)
     if columns is None:  # the dict path, for inputs the columnar one does not fit; it names a bad query
@@ -289,6 +290,7 @@ def coverage_per_input(
     qids = [str(i) for i in range(len(predictions))]
     topic, doc = _ranked(columns, len(qids), max_depth(parsed))
     ranked_docs, judged_docs = judged_in_id_order(doc, columns.judged_doc, columns.order)
+    assert columns.judged_nugget is not None  # asked for with nuggets=True
     jd = nugget_judgments(columns.judged_topic, columns.judged_nugget, judged_docs, columns.judged_label, len(qids))
     values = coverage_scores(jd, ranked_docs, np.bincount(topic, minlength=len(qids)), parsed, qids, **options)
     return {name: dict(zip(qids, vec.tolist(), strict=True)) for name, vec in values.items()}

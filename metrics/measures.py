@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 __all__ = [
-    "ADHOC_MEASURES",
-    "COVERAGE_MEASURES",
     "FAMILIES",
     "CutoffRule",
     "Family",
@@ -91,10 +89,6 @@ FAMILIES: tuple[Family, ...] = (
 )
 _BY_NAME = {f.name: f for f in FAMILIES}
 _BY_MTEB = {f.mteb: f for f in FAMILIES}
-
-# Kept for callers of the earlier tables: family -> (cutoff rule, allowed parameters)
-ADHOC_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == ADHOC}
-COVERAGE_MEASURES = {f.name: (f.cutoff, f.params) for f in FAMILIES if f.kind == COVERAGE}
 
 def _spellings() -> dict[str, Family]:
     """Every spelling of a family's name before its parameters and cutoff: ir_measures', the table label's, ndeval's
@@ -252,6 +246,6 @@ def max_depth(measures: Iterable[str | Measure]) -> int | None:
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     cutoffs = [parse_measure(m).cutoff for m in measures]
-    if not cutoffs or any(c is None for c in cutoffs):
+    if not cutoffs or None in cutoffs:
         return None
-    return max(cutoffs)
+    return max(c for c in cutoffs if c is not None)

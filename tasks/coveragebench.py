@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -107,7 +108,7 @@ class CoverageBenchTask(LayoutRetrievalTask):
         return mean_scores(per_query)
 
 
-def support_threshold(card_metadata: dict[str, Any], layout_subset: str) -> int:
+def support_threshold(card_metadata: Mapping[str, Any], layout_subset: str) -> int:
     """The card's ``complexir: {support_threshold: {subset: grade}}`` for ``layout_subset`` (default 1)."""
     block = (card_metadata.get("complexir") or {}).get(SUPPORT_THRESHOLD_KEY) or {}
     value = block.get(layout_subset, 1) if isinstance(block, dict) else 1

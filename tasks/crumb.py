@@ -38,6 +38,17 @@ from typing import Any, ClassVar
 from datasets import concatenate_datasets
 from mteb import Benchmark
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
+from mteb.abstasks.task_metadata import TaskMetadata
+from mteb.models import MTEBModels
+from mteb.models.model_meta import ModelMeta
+from mteb.types import (
+    CorpusDatasetType,
+    EncodeKwargs,
+    QueryDatasetType,
+    RelevantDocumentsType,
+    RetrievalOutputType,
+    TopRankedDocumentsType,
+)
 
 from complexir.layout import reader
 from complexir.mteb.internals import card_dataset_loader
@@ -128,7 +139,7 @@ class CRUMBSearch:
     again, deeper, until it is exact or the whole corpus is searched.
     """
 
-    def __init__(self, model: Any, splits: dict[str, dict[str, Any]], *, maxp: bool):
+    def __init__(self, model: MTEBModels, splits: dict[str, dict[str, Any]], *, maxp: bool):
         self.model = model  # what it wraps, for tools that walk wrapper chains (models.wrapped_models)
         self.search_model = as_search_model(model)
         self.splits = splits
@@ -139,14 +150,15 @@ class CRUMBSearch:
         self.passage_depths: dict[tuple[str, str], int] = {}
 
     @property
-    def mteb_model_meta(self) -> Any:
+    def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
-    def _with_prompt(self, task_metadata: Any, hf_subset: str) -> Any:
+    def _with_prompt(self, task_metadata: TaskMetadata, hf_subset: str) -> TaskMetadata:
         instruction = self.splits[hf_subset].get("instruction")
         return task_metadata.model_copy(update={"prompt": {"query": instruction}}) if instruction else task_metadata
 
-    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: CorpusDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+              encode_kwargs: EncodeKwargs,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.corpus_size = len(corpus)
         self._indexed = {"corpus": corpus, "task_metadata": self._with_prompt(task_metadata, hf_subset),
@@ -154,9 +166,9 @@ class CRUMBSearch:
                          "num_proc": num_proc, **kwargs}
         self.search_model.index(**self._indexed)
 
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
-               encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
+    def search(self, queries: QueryDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               top_k: int, encode_kwargs: EncodeKwargs, top_ranked: TopRankedDocumentsType | None = None,
+               num_proc: int | None = None, **kwargs: Any) -> RetrievalOutputType:
         task_metadata = self._with_prompt(task_metadata, hf_subset)
 
         def search(some_queries: Any, depth: int) -> dict[str, dict[str, float]]:
@@ -290,7 +302,7 @@ class CRUMBTask(LayoutRetrievalTask):
         queries |= set(extra.get("binary_qrels", {})) | set(extra.get("binary_zero", []))
         return queries, documents | set(extra.get("parents", {}).values())
 
-    def search_model(self, model: Any, split: str) -> Any:
+    def search_model(self, model: MTEBModels, split: str) -> MTEBModels:
         """The model wrapped to carry the split's instruction as its query prompt and, for MaxP, to collapse."""
         splits = {hf_subset: by_split[split] for hf_subset, by_split in self._extra.items() if split in by_split}
         if not self.maxp and not any(extra.get("instruction") for extra in splits.values()):
@@ -299,7 +311,7 @@ class CRUMBTask(LayoutRetrievalTask):
         self._search = CRUMBSearch(model, splits, maxp=self.maxp)
         return self._search
 
-    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
+    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: RelevantDocumentsType,
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, float]:
         """Per-query scores on the graded qrels; for paper_retrieval, the per-query recall, precision, RR, hit rate
         and accuracy on the binary qrels instead, as the official code computes them (their means follow in

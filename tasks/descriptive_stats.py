@@ -25,7 +25,7 @@ from complexir.layout.distinct import DistinctKeys, text_keys
 from complexir.mteb.internals import statistics_parts
 
 BATCH_DOCS = 16_384
-SUBSET_STATISTICS = "hf_subset_descriptive_stats"  # mteb's key for the per-subset statistics of a multilingual task
+SUBSET_STATISTICS = "hf_subset_descriptive_stats"  # mteb's key: per-subset statistics of a multilingual task
 
 
 def task_statistics(task: Any, *, scratch_parent: str | Path | None = None) -> dict[str, Any]:
@@ -39,8 +39,9 @@ def task_statistics(task: Any, *, scratch_parent: str | Path | None = None) -> d
     for split in task.metadata.eval_splits:
         if task.metadata.is_multilingual:
             subsets = list(task.metadata.eval_langs)
-            overall = split_statistics([(f"{split}_{s}_", task.dataset[s][split]) for s in subsets],
-                                       scratch_parent=scratch_parent)
+            # mteb declares the per-subset key on its multilingual statistics type, not on this one
+            overall: dict[str, Any] = dict(split_statistics([(f"{split}_{s}_", task.dataset[s][split])
+                                                             for s in subsets], scratch_parent=scratch_parent))
             overall[SUBSET_STATISTICS] = {s: split_statistics([("", task.dataset[s][split])],
                                                               scratch_parent=scratch_parent)
                                           for s in task.metadata.hf_subsets}
@@ -60,7 +61,7 @@ def write_task_statistics(task: Any, path: Path, *, scratch_parent: str | Path |
 
 
 def split_statistics(parts: Sequence[tuple[str, RetrievalSplitData]], *,
-                     scratch_parent: str | Path | None = None) -> dict[str, Any]:
+                     scratch_parent: str | Path | None = None) -> RetrievalDescriptiveStatistics:
     """mteb's ``RetrievalDescriptiveStatistics`` of one split of one subset (``parts`` = [("", data)]) or, as mteb
     computes a multilingual task's overall figures, of several subsets taken together, their query and document ids
     prefixed (``<split>_<subset>_``) so that equal ids of different subsets stay apart."""
@@ -120,6 +121,7 @@ def _read_corpora(corpora: Sequence[tuple[str, Any]], corpus_text: Any, judged_d
                 distinct.add(text_keys(texts))
         if not count:
             raise ValueError("descriptive statistics of an empty corpus")  # mteb's min() of no lengths fails too
+        assert shortest is not None and longest is not None  # set with the first of count's lengths
         return TextStatistics(total_text_length=total, min_text_length=shortest, average_text_length=total / count,
                               max_text_length=longest, unique_texts=distinct.count()), present
 

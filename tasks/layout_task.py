@@ -24,14 +24,16 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import import_module
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
+from mteb.models import MTEBModels
+from mteb.types import RelevantDocumentsType
 from pydantic import PrivateAttr
 
 from complexir.hub import provenance
@@ -68,7 +70,7 @@ JUDGED_MEASURES = ("Judged@10",)
 JUDGED_CEILING_KEY = "judged_at_10_max"
 
 
-def judged_ceiling_per_query(qrels: dict[str, dict[str, int]], rankings: dict[str, list[str]],
+def judged_ceiling_per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, list[str]],
                              k: int = 10) -> dict[str, float]:
     """Per query of ``qrels``: the largest Judged@k a ranking as long as the one given could reach, min(judged
     documents, k, its length) / min(k, its length) (a query not ranked: over k, as Judged@k reads it)."""
@@ -80,7 +82,7 @@ def judged_ceiling_per_query(qrels: dict[str, dict[str, int]], rankings: dict[st
     return out
 
 
-def mteb_adhoc_per_query(qrels: dict[str, dict[str, int]], results: dict[str, dict[str, float]],
+def mteb_adhoc_per_query(qrels: Mapping[str, Mapping[str, int]], results: dict[str, dict[str, float]],
                          k_values: list[int], extra: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
     """Per-query values of every ad hoc score MTEB reports (``ndcg_at_10``, ``hit_rate_at_5``, ``accuracy``...),
     for every query of ``qrels``, at the cutoffs ``k_values``, and of the ``extra`` measures (ir_measures names,
@@ -109,7 +111,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     """
 
     benchmark_dir: ClassVar[str]
-    layout_subsets: ClassVar[dict[str, str | None]]
+    layout_subsets: ClassVar[dict[str, str]]
     #: where tasks without a source of their own read (None: the Hub); set by the mteb hook, not by tasks
     default_source: ClassVar[DataSource | None] = None
     source: DataSource | None = None
@@ -301,23 +303,24 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         return self._zero_score_queries.get(self.layout_subsets[hf_subset], {}).get(split, [])
 
     # -- evaluation (MTEB's public entry points) -----------------------------------------------------------------
-    def evaluate(self, model: Any, split: str = "test", subsets_to_run: list[str] | None = None, *,
+    def evaluate(self, model: MTEBModels, split: str = "test", subsets_to_run: list[str] | None = None, *,
                  encode_kwargs: Any, **kwargs: Any) -> dict[str, dict[str, Any]]:
         """MTEB's evaluation of ``split`` (through :meth:`search_model`), then per subset the judged queries
         without a relevant document counted in with score 0 (:meth:`count_judged_queries`) and the scores about
         the model itself (:meth:`model_scores`); the per-query scores go to ``per_query_file`` when it is set."""
-        fixed = isinstance(model, ExpectsTaskIds)  # fixed runs: told the ids a run may name, before MTEB filters
-        for hf_subset in (subsets_to_run or list(self.dataset)) if fixed else ():
-            queries, documents = self.run_ids(hf_subset, split)
-            model.expect_ids(self.metadata.name, hf_subset, split, queries=queries, documents=documents)
+        fixed = model if isinstance(model, ExpectsTaskIds) else None
+        if fixed is not None:  # fixed runs: told the ids a run may name, before MTEB filters
+            for hf_subset in subsets_to_run or list(self.dataset):
+                queries, documents = self.run_ids(hf_subset, split)
+                fixed.expect_ids(self.metadata.name, hf_subset, split, queries=queries, documents=documents)
         scores = super().evaluate(self.search_model(model, split), split, subsets_to_run,
                                   encode_kwargs=encode_kwargs, **kwargs)
         out: dict[str, dict[str, Any]] = {}
         for hf_subset, subset_scores in scores.items():
             subset_scores = self.count_judged_queries(dict(subset_scores), hf_subset, split)
             subset_scores.update(self.model_scores(model, hf_subset, split, encode_kwargs))
-            if fixed:  # how many queries the run does not rank (they score 0)
-                subset_scores.update(model.run_scores(self.metadata.name, hf_subset, split))
+            if fixed is not None:  # how many queries the run does not rank (they score 0)
+                subset_scores.update(fixed.run_scores(self.metadata.name, hf_subset, split))
             main = self.metadata.main_score
             if main not in subset_scores:  # a task that drops a score it cannot compute exactly must say why
                 raise RuntimeError(f"{self.metadata.name} ({hf_subset}, {split}): no main score {main!r}; scores "
@@ -329,7 +332,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
                             data=self.data_provenance().as_dict())
         return out
 
-    def search_model(self, model: Any, split: str) -> Any:
+    def search_model(self, model: MTEBModels, split: str) -> MTEBModels:
         """The model MTEB evaluates ``split`` with; a task that searches its own way wraps it here."""
         return model
 
@@ -341,7 +344,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
         queries = set(data["queries"]["id"]) | set(data["relevant_docs"])
         return queries | set(self.zero_score_queries(hf_subset, split)), set()
 
-    def model_scores(self, model: Any, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
+    def model_scores(self, model: MTEBModels, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
         """Scores about the model rather than the ranking (how much of the documents it read); none by default."""
         return {}
 
@@ -382,7 +385,7 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
     def task_specific_scores(
         self,
         scores: dict[str, dict[str, float]],
-        qrels: dict[str, dict[str, int]],
+        qrels: RelevantDocumentsType,
         results: dict[str, dict[str, float]],
         hf_split: str,
         hf_subset: str,
@@ -394,6 +397,8 @@ class LayoutRetrievalTask(AbsTaskRetrieval):
             qrels, results, list(self.k_values), self.extra_measures)
         return {}
 
+
+TaskT = TypeVar("TaskT", bound=LayoutRetrievalTask)
 
 DESCRIPTIVE_STATS_FOLDER = "descriptive_stats"  # in a benchmark folder: <Task>.json, mteb's statistics of that data
 
@@ -502,9 +507,8 @@ def spec_metadata(spec: BenchmarkSpec, *, name: str, description: str, main_scor
                         bibtex_citation=spec.citation, **values)
 
 
-def define_task(base: type[LayoutRetrievalTask], metadata: TaskMetadata, doc: str,
-                **attributes: Any) -> type[LayoutRetrievalTask]:
+def define_task(base: type[TaskT], metadata: TaskMetadata, doc: str, **attributes: Any) -> type[TaskT]:
     """A task class named after its metadata, defined in ``base``'s module with ``attributes`` set by name."""
     name = metadata.name
-    return type(name, (base,), {"__module__": base.__module__, "__qualname__": name, "__doc__": doc,
-                                "metadata": metadata, **attributes})
+    return cast(type[TaskT], type(name, (base,), {"__module__": base.__module__, "__qualname__": name, "__doc__": doc,
+                                "metadata": metadata, **attributes}))

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import mteb
 import numpy as np
+from mteb.models import MTEBModels
 from tqdm.auto import tqdm
 
 from complexir.registry.benchmarks import LOCOV1, SubsetSpec
@@ -47,7 +48,7 @@ TOKEN_BATCH_DOCS = 32  # documents tokenized at once when measuring (bounded mem
 
 
 # -- how much of each document a model reads ------------------------------------------------------------
-def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dict[str, float]:
+def token_share_scores(model: MTEBModels, corpus: Any, *, progress: bool = True) -> dict[str, float]:
     """``doc_token_share_seen`` and friends for ``model`` on ``corpus``; {} when the model has no tokenizer."""
     # the outermost model that says what it encodes wins (a chunking wrapper); else the truncating model's budget
     reader = next((m for m in wrapped_models(model) if isinstance(m, ReadsDocumentTokens)), None)
@@ -83,7 +84,7 @@ def token_share_scores(model: Any, corpus: Any, *, progress: bool = True) -> dic
 
 
 # -- the tasks ---------------------------------------------------------------------------------------------
-def query_share_scores(model: Any, queries: Any) -> dict[str, float]:
+def query_share_scores(model: MTEBModels, queries: Any) -> dict[str, float]:
     """``query_token_share_seen`` and ``queries_truncated_share``: queries are one input each, truncated."""
     st_model = find_sentence_transformer(model)
     if st_model is None or len(queries) == 0:
@@ -99,7 +100,7 @@ class LoCoV1Task(LayoutRetrievalTask):
 
     benchmark_dir: ClassVar[str] = SPEC.folder
 
-    def model_scores(self, model: Any, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
+    def model_scores(self, model: MTEBModels, hf_subset: str, split: str, encode_kwargs: Any) -> dict[str, float]:
         """How much of the documents and queries ``model`` read, with its own tokenizer."""
         data = self.dataset[hf_subset][split]
         progress = (encode_kwargs or {}).get("show_progress_bar", True)

@@ -203,7 +203,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "complexir-test-hub"
     hub: HubServer  # set on the subclass made per server
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
+    def log_message(self, format: str, *args: object) -> None:  # `format`: the base class's name
         pass  # quiet: the request log is self.hub.state.requests
 
     # -- plumbing -----------------------------------------------------------------------------------------

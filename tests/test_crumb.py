@@ -307,6 +307,7 @@ def test_instruction_reaches_instruct_models_only(built: Path) -> None:
     assert task._extra["default"]["test"]["instruction"].startswith("Given a patient's medical history")
 
 
+@pytest.mark.slow  # the whole benchmark with the real model
 def test_complexir_run_end_to_end(built: Path, tmp_path: Path) -> None:
     from complexir.cli.main import main
 

@@ -198,6 +198,7 @@ def test_a_failing_block_or_a_missing_output_line_fails(tmp_path):
 
 # ---- the site ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # mkdocs builds the whole site
 def test_the_site_builds_strictly(tmp_path):
     """``mkdocs build --strict`` (a second or two: the API pages are read statically, nothing imported); .ci/run
     runs it too."""

@@ -95,6 +95,7 @@ def test_run_and_report(built: Path, tmp_path: Path, capsys) -> None:
     assert headline == pytest.approx(result["scores"]["test"][0]["main_score"] * 100, abs=1e-6)
 
 
+@pytest.mark.slow  # the mteb CLI in a subprocess
 def test_plain_mteb_cli_lists_it() -> None:
     """A new process finds the benchmark through the entry point (the hook registers its tasks with mteb)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(FIFTH), os.environ.get("PYTHONPATH")])),

@@ -13,6 +13,9 @@ from hub_server import client_env, run_client
 
 from complexir.layout.card import read_front_matter
 
+# end to end through the local Hub server, the clients in subprocesses
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 

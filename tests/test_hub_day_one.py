@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from hub_server import NETWORK_GUARD, HubServer, client_env, run_cli, run_client
 
+# end to end through the local Hub server, the clients in subprocesses
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 CRUMB_RELEASE = FIXTURES / "crumb" / "demo_upstream"

@@ -15,6 +15,9 @@ from hub_server import FOREIGN_NAMESPACE, TOKEN, client_env, run_cli, run_client
 
 from complexir.hub.push import plan_push
 
+# end to end through the local Hub server, the clients in subprocesses
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "complexir" / "demo"
 METRICS = ("alpha_ndcg", "strecall", "retrieval")

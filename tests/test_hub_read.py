@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from hub_server import client_env, run_client
 
+# end to end through the local Hub server, the clients in subprocesses
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "complexir" / "demo"
 DEMOS = ("crumb", "irsc", "locov1", "coveragebench")

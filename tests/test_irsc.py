@@ -206,10 +206,10 @@ class FixedRun:
         self.run = run
         self.mteb_model_meta = mteb.get_model_meta("sentence-transformers/all-MiniLM-L6-v2")
 
-    def index(self, corpus, **kwargs) -> None:  # noqa: ANN001, ANN003
+    def index(self, corpus, **kwargs) -> None:
         pass
 
-    def search(self, queries, **kwargs) -> dict[str, dict[str, float]]:  # noqa: ANN001, ANN003
+    def search(self, queries, **kwargs) -> dict[str, dict[str, float]]:
         return {qid: self.run.get(qid, {}) for qid in queries["id"]}
 
 
@@ -328,6 +328,7 @@ def run_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # the whole demo benchmark with the real model
 def test_run_end_to_end(run_data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """``complexir run --benchmark IRSC`` with the real model: the tasks and settings present, each scored."""
     out = tmp_path / "results"

@@ -57,6 +57,7 @@ def _site(venv: Path) -> Path:
     return next((venv / "lib").glob("python3*/site-packages"))
 
 
+@pytest.mark.slow  # a fresh venv per install mode
 @pytest.mark.parametrize("mode", ["wheel", "editable"])
 def test_both_install_modes_put_the_pth_in_site_packages(mode, request):
     venv = request.getfixturevalue(f"{mode}_venv")
@@ -103,6 +104,7 @@ def _mteb(venv: Path, args: list[str], env: dict[str, str]) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow  # a fresh venv, the mteb CLI in a subprocess
 def test_plain_mteb_cli_knows_and_runs_our_tasks(editable_venv, hf_home, tmp_path):
     import mteb
     from mteb.results import TaskResult

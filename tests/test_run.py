@@ -26,6 +26,7 @@ def test_every_benchmark_ships_a_valid_demo():
         assert any(type(t)().available_in(demo_data_dir()) for t in bench.tasks), bench.name
 
 
+@pytest.mark.slow  # the main job: every demo benchmark with the real model, then a rerun
 def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default --output is ./results
     cache = tmp_path / "embeddings"

@@ -109,6 +109,7 @@ def _main_scores(result) -> dict:
             r.scores.items() for e in entries for k, v in e.items() if isinstance(v, float)}
 
 
+@pytest.mark.slow  # a local Ray
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
     import mteb
@@ -154,6 +155,7 @@ def test_mteb_search_local_engine_and_ray_engine_agree(tmp_path):
         assert counts.encoded == counts.unique and counts.requested >= counts.unique > 0
 
 
+@pytest.mark.slow  # a local Ray, and the demo benchmark run twice
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("engine", ["local", "ray"])
 def test_streaming_engines_read_the_corpus_from_shards_never_loading_it(tmp_path, monkeypatch, capsys, engine):
@@ -229,6 +231,7 @@ class DieOnceSpec:
         return DieOnceAfterEncoding(self.inner.build(), self.marker)
 
 
+@pytest.mark.slow  # a local Ray
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_ray_retries_a_failed_shard_without_encoding_it_again(tmp_path):
     import sys

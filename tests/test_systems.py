@@ -247,9 +247,8 @@ def test_two_stage_equals_mtebs_two_stage_protocol(cross_encoder, tmp_path, caps
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_two_stage_over_a_runs_folder_equals_the_protocol_over_the_same_ranking(cross_encoder, tmp_path, capsys):
-    """--first-stage RUNS: the runs folder written by hand (INTERFACES.md's layout) from the first stage's mteb
+    """--first-stage RUNS: the runs folder written by hand (docs/runs.md's layout) from the first stage's mteb
     predictions; reranked, it equals mteb's protocol over those predictions."""
-    pytest.importorskip("complexir.runs.folder")  # the runs folder reader (branch runs)
     from complexir.systems.models import load_model
 
     name, depth = "CoverageBenchCAsT2020", 5

@@ -18,6 +18,7 @@ import itertools
 import json
 import logging
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,15 +271,15 @@ def _pairs(systems: list[System], baseline: System | None) -> list[tuple[System,
 
 def _task_cells(out: Comparison, bench: str, task: str, subset: str, split: str, measure: str) -> None:
     having = [s for s in out.systems if s.mean(task, subset, split, measure) is not None]
-    scored = {s.folder: s.scores(task, subset, split, measure) for s in having}
-    with_queries = [s for s in having if scored[s.folder]]
+    scored = {s.folder: per_query for s in having if (per_query := s.scores(task, subset, split, measure))}
+    with_queries = [s for s in having if s.folder in scored]
     queries = statistics.common_queries(*(scored[s.folder] for s in with_queries)) if with_queries else []
     resampled = None
     if queries:
         values = np.array([[scored[s.folder][q] for q in queries] for s in with_queries])
         resampled = dict(zip((s.folder for s in with_queries), statistics.bootstrap_means(values), strict=True))
     for s in having:
-        per_query = scored[s.folder]
+        per_query = scored.get(s.folder)
         cell: dict[str, Any] = {"system": s.name, "folder": s.folder, "benchmark": bench, "task": task,
                                 "subset": subset, "split": split, "measure": measure}
         if per_query and resampled is not None:
@@ -300,6 +301,11 @@ def _task_cells(out: Comparison, bench: str, task: str, subset: str, split: str,
                           "p_ttest": tested["p_ttest"], "p_randomisation": tested["p_randomisation"]})
 
 
+def _task_mean(system: System, task: str, subsets: list[str], split: str, measure: str) -> float:
+    """A task's score: the mean of its subsets' means (each known: the caller checked)."""
+    return float(np.mean(np.array([system.mean(task, sub, split, measure) for sub in subsets], dtype=np.float64)))
+
+
 def _benchmark_cells(out: Comparison, ordered: list[tuple[str, str, str, str]],
                      keys: dict[tuple[str, str, str, str], list[str]]) -> None:
     """Per benchmark, split and measure: the average over the benchmark's tasks (a task's score the mean of its
@@ -311,8 +317,8 @@ def _benchmark_cells(out: Comparison, ordered: list[tuple[str, str, str, str]],
                            if b in own and m != JUDGED_KEY)
     for bench, split, measure in combos:
         groups: dict[str, list[str]] = {}  # task → subsets every system has
-        for (b, task, subset, sp) in ordered:
-            if (b, sp) == (bench, split) and task in own[bench] and measure in keys[(b, task, subset, sp)]:
+        for (name, task, subset, sp) in ordered:
+            if (name, sp) == (bench, split) and task in own[bench] and measure in keys[(name, task, subset, sp)]:
                 if all(s.mean(task, subset, split, measure) is not None for s in out.systems):
                     groups.setdefault(task, []).append(subset)
         if len(groups) < 2:
@@ -320,20 +326,20 @@ def _benchmark_cells(out: Comparison, ordered: list[tuple[str, str, str, str]],
         tasks = sorted(groups)
         testable = [s for s in out.systems if all(s.scores(t, sub, split, measure) for t in tasks for sub in groups[t])]
         # per (task, subset): the queries all testable systems share, and their paired bootstrap means
-        parts = []
+        parts: list[tuple[str, str, list[str], float, np.ndarray]] = []
         for t in tasks:
             for sub in groups[t]:
-                scored = [s.scores(t, sub, split, measure) for s in testable]
+                scored = [sc for s in testable if (sc := s.scores(t, sub, split, measure))]  # each has scores
                 queries = statistics.common_queries(*scored) if testable else []
                 weight = 1.0 / (len(tasks) * len(groups[t]) * max(len(queries), 1))
-                values = np.array([[sc[q] for q in queries] for sc in scored]) if testable else None
+                values = np.array([[sc[q] for q in queries] for sc in scored])
                 parts.append((t, sub, queries, weight, values))
-        boot = None
+        boot: np.ndarray | None = None
         if testable and all(p[2] for p in parts):
-            boot = sum(statistics.bootstrap_means(p[4]) * (1.0 / (len(tasks) * len(groups[p[0]])))
-                       for p in parts)
+            boot = functools.reduce(operator.add, (
+                statistics.bootstrap_means(p[4]) * (1.0 / (len(tasks) * len(groups[p[0]]))) for p in parts))
         for s in out.systems:
-            task_scores = [np.mean([s.mean(t, sub, split, measure) for sub in groups[t]]) for t in tasks]
+            task_scores = [_task_mean(s, t, groups[t], split, measure) for t in tasks]
             cell = {"system": s.name, "folder": s.folder, "benchmark": bench, "task": AVERAGE,
                     "subset": ALL_SUBSETS, "split": split, "measure": measure,
                     "mean": float(np.mean(task_scores)), "ci95": None, "n": None, "tasks": tasks}
@@ -355,8 +361,8 @@ def _benchmark_cells(out: Comparison, ordered: list[tuple[str, str, str, str]],
             y = np.concatenate([p[4][ib] for p in parts])
             w = np.concatenate([np.full(len(p[2]), p[3]) for p in parts])
             tested = statistics.paired_tests(x, y, weights=w)
-            task_a = [np.mean([a.mean(t, sub, split, measure) for sub in groups[t]]) for t in tasks]
-            task_b = [np.mean([b.mean(t, sub, split, measure) for sub in groups[t]]) for t in tasks]
+            task_a = [_task_mean(a, t, groups[t], split, measure) for t in tasks]
+            task_b = [_task_mean(b, t, groups[t], split, measure) for t in tasks]
             out.tests.append({"a": a.folder, "b": b.folder, "benchmark": bench, "task": AVERAGE,
                               "subset": ALL_SUBSETS, "split": split, "measure": measure, "n": tested["n"],
                               "tasks": len(tasks), "delta": tested["delta"],

@@ -89,10 +89,6 @@ def load(benchmark: str) -> Published:
                      {system: (first, reranker) for system, (first, reranker) in data.get("release_runs", {}).items()})
 
 
-def load_all() -> dict[str, Published]:
-    return {b: load(b) for b in benchmarks()}
-
-
 def _fmt(v: PublishedValue) -> str:
     return f"{v.printed:.{v.digits}f}"
 

@@ -91,7 +91,7 @@ def build_rows(run: ModelRun, baseline: ModelRun | None = None) -> list[Row]:
                 subset = entry.get("hf_subset", "default")
                 row = Row(bench, task_name, subset, split, {m: entry[m] for m in metrics if m in entry},
                           judged=entry.get(JUDGED_KEY), judged_max=entry.get(JUDGED_CEILING_KEY))
-                if base_result is not None:
+                if baseline is not None and base_result is not None:
                     base_entry = next((e for e in base_result.scores.get(split, [])
                                        if e.get("hf_subset", "default") == subset), None)
                     if base_entry is not None:

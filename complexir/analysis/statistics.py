@@ -19,6 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+#: One value per query: a list or a 1-d array.
+Values = Sequence[float] | np.ndarray
+
 logger = logging.getLogger(__name__)
 
 N_RESAMPLES = 10_000  # randomisation test (exact below 2**13 queries' worth of sign patterns)
@@ -63,7 +66,7 @@ def percentile_interval(resampled: np.ndarray, level: float = LEVEL) -> tuple[fl
     return float(low), float(high)
 
 
-def paired_tests(a: Sequence[float], b: Sequence[float], *, weights: Sequence[float] | None = None,
+def paired_tests(a: Values, b: Values, *, weights: Values | None = None,
                  seed: int = SEED, n_resamples: int = N_RESAMPLES) -> dict[str, float]:
     """Two-sided paired tests of ``a`` against ``b`` (one value per query, in the same order).
 
@@ -98,7 +101,7 @@ def paired_tests(a: Sequence[float], b: Sequence[float], *, weights: Sequence[fl
     return out
 
 
-def ttest_p(a: Sequence[float], b: Sequence[float]) -> float:
+def ttest_p(a: Values, b: Values) -> float:
     """scipy's paired t-test p-value; 1.0 when there is no difference (or spread) to test, NaN under 2 pairs."""
     from scipy import stats
 

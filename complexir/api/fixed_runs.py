@@ -162,6 +162,8 @@ def save_runs_writer(save_runs: str | None, model: MtebModel, tasks: list[Any], 
 
     if runs:
         refuse_saving_into(folder, Path(runs))
+    if meta.name is None:
+        raise ValueError("the model has no name to file its runs under: give --model-name")
     writer = RunsFolderWriter(folder, meta.name, meta.revision, None)
     return RecordingSearch(model, writer, data=data), writer
 

@@ -18,6 +18,7 @@ import signal
 import sys
 from pathlib import Path
 from types import TracebackType
+from typing import NoReturn
 
 from complexir.layout.errors import Terminated, shorten
 
@@ -30,7 +31,7 @@ _BAD_INPUT_OS_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with its errors in the policy's one-line form (argparse prints the usage first)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(BAD_INPUT, f"{self.prog}: error: {message}{self._did_you_mean(message)} (see {self.prog} --help)\n")
 
     def _did_you_mean(self, message: str) -> str:
@@ -90,9 +91,9 @@ def _describe(error: BaseException) -> str:
         where = _decode_error_location(error.__traceback__)
         text = f"not valid UTF-8 text ({error.reason} at byte {error.object[error.start:error.start + 1]!r})"
         return f"{text} ({where})" if where else text
-    if isinstance(error, _yaml_errors("MarkedYAMLError")) and error.problem_mark is not None:
-        mark = error.problem_mark
-        return f"invalid YAML: {error.problem} ({mark.name}:{mark.line + 1})"
+    mark = getattr(error, "problem_mark", None)
+    if isinstance(error, _yaml_errors("MarkedYAMLError")) and mark is not None:
+        return f"invalid YAML: {getattr(error, 'problem', None)} ({mark.name}:{mark.line + 1})"
     if isinstance(error, OSError) and error.filename is not None and error.strerror:
         target = f" -> {error.filename2}" if error.filename2 is not None else ""
         return f"{error.strerror}: {error.filename}{target}"

@@ -39,12 +39,15 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from complexir.hub.provenance import UPSTREAM_BUILD_RECORD, built_from_upstream, read_upstream_record
 from complexir.layout import atomic
 from complexir.registry.benchmarks import BenchmarkSpec
 from complexir.upstream.options import BuildOptions
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +129,7 @@ def newest_cached(spec: BenchmarkSpec, subsets: Sequence[str]) -> Path | None:
     entries = [e for e in (cache_root() / spec.folder).glob(pattern) if _complete(e, spec)]
     if not entries:
         return None
-    newest = max(entries, key=lambda e: read_upstream_record(e / spec.folder)["built_at"])
+    newest = max(entries, key=lambda e: (read_upstream_record(e / spec.folder) or {})["built_at"])  # _complete
     mark_used(newest)
     return newest / spec.folder
 
@@ -136,7 +139,14 @@ def upstream_commits(spec: BenchmarkSpec) -> dict[str, str]:
     from huggingface_hub import HfApi
 
     api = HfApi()
-    return {repo: api.dataset_info(repo).sha for repo in spec.upstream}
+    return {repo: _main_commit(api, repo) for repo in spec.upstream}
+
+
+def _main_commit(api: HfApi, repo: str) -> str:
+    sha = api.dataset_info(repo).sha
+    if sha is None:  # the Hub names a repo's head commit; without one the cache would be keyed on nothing
+        raise RuntimeError(f"the Hub gave no commit for dataset {repo}")
+    return sha
 
 
 def document_collections(spec: BenchmarkSpec, subsets: Sequence[str]) -> tuple[str, ...]:
@@ -158,11 +168,11 @@ def collection_versions(collections: Sequence[str]) -> dict[str, str]:
     an ir_datasets collection's installed ir_datasets version (the id is in the source; see the module docstring)."""
     from huggingface_hub import HfApi
 
-    versions = {}
+    versions: dict[str, str] = {}
     for source in collections:
         kind, _, rest = source.partition(":")
         if kind == "hf":  # hf:<repo>[:<config>][?files=...|?splits=...]: the repo's commit
-            versions[source] = HfApi().dataset_info(rest.partition("?")[0].partition(":")[0]).sha
+            versions[source] = _main_commit(HfApi(), rest.partition("?")[0].partition(":")[0])
         elif kind == "irds":
             versions[source] = _ir_datasets_version()
         else:  # the spec names the public collections; a local file has no place there

@@ -239,12 +239,12 @@ def flatten_maths(modules: list[str], maths: Path | None = None) -> tuple[str, s
         drop: set[int] = set()  # 0-based line numbers
         for index, node in enumerate(tree.body):
             first_line = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            span = range(first_line - 1, node.end_lineno)
+            span = range(first_line - 1, node.end_lineno or node.lineno)
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 if isinstance(node, ast.Import):
                     if (statement := ast.unparse(node)) not in plain_imports:
                         plain_imports.append(statement)
-                elif not node.level:
+                elif not node.level and node.module is not None:  # an absolute import names its module
                     merged = from_imports.setdefault(node.module, [])
                     for alias in node.names:
                         spelled = alias.name + (f" as {alias.asname}" if alias.asname else "")
@@ -323,7 +323,7 @@ def _rewrite_script(script: Path, maths: Path) -> tuple[str, list[str], set[str]
         # One line, same names: evaluate's get_imports reads the line's module (`._complexir_metrics`).
         statement = f"from .{VENDORED_MODULE} import " + ", ".join(
             a.name + (f" as {a.asname}" if a.asname else "") for a in node.names) + "\n"
-        first, last = node.lineno - 1, node.end_lineno - 1
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         lines[first:last + 1] = [statement] + [""] * (last - first)
     if not roots:
         raise ValueError(f"{script}: does not import {_MATHS_PACKAGE}; nothing to vendor")
@@ -488,17 +488,19 @@ def _upload(plan: PushPlan, repo_id: str, private: bool, create_pr: bool = False
     kind = plan.repo_type
     with hub_errors(repo_id, kind):
         try:
-            info = api.repo_info(repo_id, repo_type=kind)
+            existing = api.repo_info(repo_id, repo_type=kind)
         except RepositoryNotFoundError:
             if create_pr:
                 raise
-            info = None
-        created = info is None
+            existing = None
+        created = existing is None
         changed_visibility = False
-        if created:
+        if existing is None:
             api.create_repo(repo_id, repo_type=kind, private=private, space_sdk=plan.space_sdk)
             info = api.repo_info(repo_id, repo_type=kind)
-        elif private and not info.private:
+        else:
+            info = existing
+        if not created and private and not info.private:
             api.update_repo_settings(repo_id, repo_type=kind, private=True)
             changed_visibility = True
             logger.info("%s %s is now private", kind, repo_id)

@@ -1,6 +1,6 @@
 """One benchmark folder's card, parsed once: configs, subsets, digests, zero-score queries and provenance.
 
-The README's YAML front matter is the folder's table of contents (DESIGN.md, "The standard layout"). The
+The README's YAML front matter is the folder's table of contents (docs/layout.md). The
 reader, the validator and the MTEB tasks each need parts of it; they ask one ``BenchmarkFolder`` instead of
 parsing the YAML again. A task keeps the object it opened, so a run reads each card once per task.
 """

@@ -162,7 +162,8 @@ class DocumentIds:
     def _buckets(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(hashes, corpus row numbers) of every row, sorted by hash, one hash range group at a time."""
         self._spill()
-        sizes = sum(np.diff(starts) for _, _, starts in self._runs) if self._runs else np.zeros(self.RANGES, int)
+        sizes = (np.sum([np.diff(starts) for _, _, starts in self._runs], axis=0) if self._runs
+                 else np.zeros(self.RANGES, int))
         first = 0
         while first < self.RANGES:
             last, held = first, 0

@@ -1,4 +1,4 @@
-"""The standard layout's Arrow schemas and naming rules (see DESIGN.md, "The standard layout").
+"""The standard layout's Arrow schemas and naming rules (the user's guide: docs/layout.md).
 
 One benchmark is one folder that is a Hugging Face dataset repo: ``data/<subset>/<kind>-<split>.parquet``
 files (the corpus in shards ``corpus-00000.parquet``, ...), announced as ``<subset>-<kind>`` configs in the
@@ -28,7 +28,6 @@ KINDS = (CORPUS, QUERIES, QRELS, NUGGETS, TOP_RANKED, RUNS)
 
 # The corpus config has a single split; BEIR and MTEB datasets on the Hub name it "corpus".
 CORPUS_SPLIT = "corpus"
-SPLITS = ("test", "validation")
 
 # Subset and split names become folder and file names (``data/<subset>/<kind>-<split>.parquet``): letters,
 # digits, ``_`` and ``-`` only, so that no name can reach outside the folder (``..``, ``/``) or hide a file.

@@ -24,6 +24,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Self
 
 import numpy as np
@@ -233,7 +234,8 @@ class BenchmarkWriter:
         self._start()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is not None:
             self.abort()
         else:
@@ -516,6 +518,7 @@ class BenchmarkWriter:
             if not any(st.splits for st in self._subsets.values()):
                 raise LayoutError("no subset has a split (queries and qrels): nothing to evaluate")
             for st in self._subsets.values():
+                assert st.doc_ids is not None  # checked in the loop above
                 st.doc_ids.remove()  # the id scratch is no part of the dataset
             readme = cards.render(self.card, self.stats(), files, digests)
             (self._tmp / "README.md").write_text(readme, encoding="utf-8")

@@ -45,6 +45,20 @@ from complexir.mteb import internals as mteb_internals
 from complexir.mteb.internals import TESTED_MTEB_RANGE
 from complexir.mteb.internals import MtebInternalsError as MtebHookError
 
+# typing is no import of the start-up path: a type checker reads any name TYPE_CHECKING as true
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.abc import Loader as _LoaderBase
+    from importlib.machinery import ModuleSpec
+
+    from mteb import Benchmark
+    from mteb.abstasks import AbsTask
+
+    from complexir.registry.benchmarks import BenchmarkSpec
+else:
+    _LoaderBase = object
+
 #: ``0``/``off`` disables the hook, ``strict`` raises :class:`MtebHookError` instead of warning.
 ENV_SWITCH = "COMPLEXIR_MTEB_HOOK"
 #: Comma-separated extra modules to register, each defining ``TASKS`` (task classes) and optionally
@@ -122,7 +136,7 @@ def register() -> bool:
     return True
 
 
-def _register_spec(spec: object) -> None:
+def _register_spec(spec: BenchmarkSpec) -> None:
     """Add the tasks and benchmark of a spec registered after the hook ran."""
     _guarded(lambda module: add_to_mteb(list(module.TASKS), [module.BENCHMARK]))(
         importlib.import_module(spec.task_module))
@@ -163,7 +177,7 @@ def _patch_tasks(modules: list[ModuleType]) -> None:
     add_to_mteb(ours, benchmarks)
 
 
-def add_to_mteb(ours: list[type], benchmarks: list) -> None:
+def add_to_mteb(ours: list[type[AbsTask]], benchmarks: list[Benchmark]) -> None:
     """Put task classes and ``Benchmark`` objects into mteb's registries (idempotent per class/object)."""
     global _benchmarks
     get_tasks, task_list, registry, similar = mteb_internals.task_registry()
@@ -208,7 +222,7 @@ def _guarded(callback: Callable[[ModuleType], None]) -> Callable[[ModuleType], N
             if _mode() == "strict":
                 raise
             warnings.warn(f"complexir: tasks not registered with mteb: {error}", MtebHookWarning, stacklevel=2)
-        except Exception as error:  # noqa: BLE001 -- never break `import mteb`, but say why loudly
+        except Exception as error:  # never break `import mteb`, but say why loudly
             if _mode() == "strict":
                 raise
             warnings.warn(
@@ -254,14 +268,14 @@ _WATCHED: dict[str, Callable[[ModuleType], None]] = {
 }
 
 
-class _NotifyingLoader:  # not importlib.abc.Loader: importing importlib.abc costs ~15 ms at start-up
+class _NotifyingLoader(_LoaderBase):  # importlib.abc.Loader to type checkers only: importing it costs ~15 ms
     """Delegates everything to the real loader; calls back once the module has executed."""
 
-    def __init__(self, loader: object, name: str) -> None:
+    def __init__(self, loader: _LoaderBase, name: str) -> None:
         self._loader = loader
         self._name = name
 
-    def create_module(self, spec: object) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -286,7 +300,8 @@ class MtebHookFinder:  # the meta-path finder protocol; see _NotifyingLoader on 
     def __init__(self) -> None:
         self.providers = frozenset(_providers())
 
-    def find_spec(self, fullname: str, path: object = None, target: ModuleType | None = None) -> object:
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
         if fullname not in _WATCHED and fullname not in self.providers and not fullname.startswith(OWN_PACKAGE):
             return None
         for finder in sys.meta_path:

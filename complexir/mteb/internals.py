@@ -47,8 +47,12 @@ def in_tested_range(installed: str) -> bool:
         return False
 
 
-def required(module: Any, name: str, kind: type | tuple[type, ...]) -> Any:
-    """``module.name``, checked to exist with the expected type (mteb's internals are not an API)."""
+def required(module: Any, name: str, kind: Any) -> Any:
+    """``module.name``, checked to exist with the expected type (mteb's internals are not an API).
+
+    ``kind`` is what :func:`isinstance` takes: a class, a tuple of them, or an ABC such as
+    ``collections.abc.Callable`` (which type checkers type as a special form, not as a class; hence ``Any``).
+    """
     owner = getattr(module, "__name__", None) or type(module).__name__
     if not hasattr(module, name):
         raise MtebInternalsError(
@@ -65,8 +69,9 @@ def required(module: Any, name: str, kind: type | tuple[type, ...]) -> Any:
 
 
 # -- the task registry (mteb.get_tasks builds it once, at import) ---------------------------------------------
-def task_registry() -> tuple[ModuleType, tuple, dict, dict]:
-    """``mteb.get_tasks`` and its ``TASK_LIST``, ``_TASKS_REGISTRY`` (name → class) and ``_SIMILAR_TASKS``."""
+def task_registry() -> tuple[Any, tuple, dict, dict]:
+    """``mteb.get_tasks`` (its private names are set, hence ``Any``) and its ``TASK_LIST``, ``_TASKS_REGISTRY``
+    (name → class) and ``_SIMILAR_TASKS``."""
     get_tasks = importlib.import_module("mteb.get_tasks")
     return (get_tasks, required(get_tasks, "TASK_LIST", tuple), required(get_tasks, "_TASKS_REGISTRY", dict),
             required(get_tasks, "_SIMILAR_TASKS", dict))
@@ -142,7 +147,7 @@ def hf_eval_meta() -> type:
     return required(module, "HFEvalMeta", type)
 
 
-def hf_eval_results() -> type:
+def hf_eval_results() -> Any:
     """mteb's ``HFEvalResults``: the pydantic model of one ``.eval_results/*.yaml`` file (a list of entries)."""
     module = importlib.import_module("mteb._hf_integration.eval_result_model")
     return required(module, "HFEvalResults", type)
@@ -175,7 +180,8 @@ def _card_loader_class() -> type:
     class CardDatasetLoader(RetrievalDatasetLoader):
         def __init__(self, hf_repo: str, revision: str | None, split: str = "test",
                      config: str | None = None, corpus: Any = None) -> None:
-            self.revision = revision
+            # mteb declares a str; None (a local folder, or the Hub's head) is what datasets' loaders take
+            self.revision = revision  # type: ignore[assignment]
             self.hf_repo = hf_repo
             self.trust_remote_code = False
             self.split = split

@@ -16,11 +16,14 @@ and tests hold the two equal.
 
 from __future__ import annotations
 
+import functools
 import logging
+import operator
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -205,11 +208,12 @@ def _merged(parts: list[_RunTop], nq: int, depth: int | None, whole: np.ndarray 
     topic = np.concatenate([part.topic for part in parts])
     score = np.concatenate([part.score for part in parts])
     doc = pa.chunked_array([chunk for part in parts for chunk in part.doc.chunks], type=pa.string())
-    pieces_holding = sum(np.bincount(np.unique(part.topic), minlength=nq) for part in parts)
+    pieces_holding = np.sum([np.bincount(np.unique(part.topic), minlength=nq) for part in parts], axis=0)
     in_one_piece = pieces_holding[topic] == 1
     split = np.flatnonzero(~in_one_piece)
     again = split[_selection(topic[split], score[split], nq, depth, whole)]
-    rows, unknown = sum(part.rows for part in parts), set().union(*(part.unknown for part in parts))
+    rows = functools.reduce(operator.add, (part.rows for part in parts))
+    unknown = set().union(*(part.unknown for part in parts))
     if len(split) - len(again) <= len(topic) // 8:
         return _RunTop(topic, doc, score, rows, unknown)
     selected = np.union1d(np.flatnonzero(in_one_piece), again)
@@ -281,7 +285,7 @@ def evaluate_columns(
     qrels: QrelsColumns,
     run: RunColumns,
     measures: Sequence[str | Measure],
-    **options,
+    **options: Any,
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """Query ids of the qrels (first-appearance order) and measure name -> one value per query.
 
@@ -297,7 +301,7 @@ def evaluate_files(
     qrels_path: str | os.PathLike[str],
     run_path: str | os.PathLike[str],
     measures: Sequence[str | Measure],
-    **options,
+    **options: Any,
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """:func:`evaluate_columns` on two TREC files (errors name the file and line). The run is read piece by
     piece and only the rows that can reach a measured rank are kept of each: the whole run is never in memory."""

@@ -15,9 +15,12 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from complexir.layout.atomic import write_file
+
+if TYPE_CHECKING:
+    from mteb.results import TaskResult
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +105,8 @@ def result_cache(output: Path) -> Any:
 
     class AtomicResultCache(mteb.ResultCache):
         def save_to_cache(self, task_result: Any, *args: Any, **kwargs: Any) -> None:
-            super().save_to_cache(_WrittenAtomically(task_result), *args, **kwargs)
+            # mteb calls only the result's to_disk: the wrapper stands in for the TaskResult it wraps
+            super().save_to_cache(cast("TaskResult", _WrittenAtomically(task_result)), *args, **kwargs)
 
     return AtomicResultCache(output)
 

@@ -1,7 +1,7 @@
 """Reading TREC qrels (``topic iteration doc label``) and runs (``topic Q0 doc rank score tag``).
 
 Files are parsed column-wise by pyarrow's CSV reader (multi-threaded C++, no Python object per line) into
-arrays that feed the numpy metric core directly (:mod:`complexir.trec_eval`), a piece of some MiB of whole
+arrays that feed the numpy metric core directly (:mod:`complexir.metrics`), a piece of some MiB of whole
 lines at a time: :func:`read_run_pieces` hands each piece to the caller as soon as it is parsed, so a caller
 that keeps only the rows it needs never holds a whole run (``complexir evaluate``). The dict readers
 (:func:`read_run`, :func:`read_qrels`, :func:`read_nugget_qrels`) are built on the same columns for callers
@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Container, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -262,7 +262,7 @@ def _ahead(items: Iterator[T]) -> Iterator[T]:
         pending = pool.submit(next, items, done)
         while (item := pending.result()) is not done:
             pending = pool.submit(next, items, done)
-            yield item
+            yield cast(T, item)  # not the sentinel: one of the items
 
 
 def _lines(path: str | os.PathLike[str], fields: int, what: str) -> Iterator[tuple[int, list[str]]]:
@@ -313,11 +313,12 @@ def _scan(path: str | os.PathLike[str], kind: str) -> pa.Table:
     names, what, types = _SPECS[kind]
     cols: dict[str, list] = {name: [] for name in types}
     for lineno, parts in _lines(path, len(names), what):
-        row = dict(zip(names, parts, strict=True))
+        fields = dict(zip(names, parts, strict=True))
+        row: dict[str, object] = dict(fields)
         if kind == "run":
-            row["score"] = _score(path, lineno, row["topic"], row["doc"], row["score"])
+            row["score"] = _score(path, lineno, fields["topic"], fields["doc"], fields["score"])
         else:
-            row["label"] = _label(path, lineno, row["label"])
+            row["label"] = _label(path, lineno, fields["label"])
         for name in types:
             cols[name].append(row[name])
     return pa.table({name: pa.array(values, type=types[name]) for name, values in cols.items()})

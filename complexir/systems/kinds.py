@@ -121,12 +121,12 @@ def describe_system(model: str | None = None, *, runs: str | None = None, first_
     system = _decide_system(model, runs=runs, first_stage=first_stage, rerank_depth=rerank_depth,
                             trust_remote_code=trust_remote_code, prompts=prompts)
     for option, part in (("--model", system), ("--first-stage", system.first_stage)):
-        if part is not None and part.kind in (DENSE, CROSS_ENCODER) and part.model not in (None, "", "default") \
-                and not Path(part.model).expanduser().is_dir():
+        name = part.model if part is not None and part.kind in (DENSE, CROSS_ENCODER) else None
+        if name and name != "default" and not Path(name).expanduser().is_dir():
             from complexir.systems.models import DEFAULT_MODEL, check_hub_model_reachable
 
-            if part.model != DEFAULT_MODEL:  # the packaged copy needs no Hub
-                check_hub_model_reachable(part.model, option)
+            if name != DEFAULT_MODEL:  # the packaged copy needs no Hub
+                check_hub_model_reachable(name, option)
     return system
 
 
@@ -376,7 +376,7 @@ def _dense_setup(system: System, options: SearchOptions, *, model_name: str | No
     if long_docs != "none":  # windows are plain texts, so the store serves them too
         from complexir.systems.long_docs import wrap_long_docs
 
-        setup.model = wrap_long_docs(setup.model, long_docs)
+        setup.model = wrap_long_docs(cast("EncoderProtocol", setup.model), long_docs)  # a dense setup's encoder
     return setup
 
 

@@ -22,11 +22,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from datasets import Dataset
 from mteb.types import PromptType
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.models import EncoderProtocol, SearchProtocol
+    from mteb.types import (
+        CorpusDatasetType,
+        EncodeKwargs,
+        QueryDatasetType,
+        RetrievalOutputType,
+        TopRankedDocumentsType,
+    )
+    from sentence_transformers import SentenceTransformer
 from tqdm.auto import tqdm
 
 from complexir.mteb.internals import create_dataloader
@@ -82,7 +94,7 @@ class MaxPSearchWrapper(EncoderPassThrough):
 
     def __init__(
         self,
-        model: Any,
+        model: EncoderProtocol | SentenceTransformer,
         *,
         window_tokens: int | None = None,
         overlap_tokens: int = DEFAULT_OVERLAP,
@@ -141,28 +153,29 @@ class MaxPSearchWrapper(EncoderPassThrough):
         return seen, total
 
     # -- SearchProtocol ----------------------------------------------------------------------------------
-    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: CorpusDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+              encode_kwargs: EncodeKwargs,
               num_proc: int | None = None, **kwargs: Any) -> None:
         """Keep the corpus (an Arrow-backed dataset, not copied); windows are encoded batch by batch in search."""
         self.task_corpus = corpus
 
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
-               encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
+    def search(self, queries: QueryDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               top_k: int, encode_kwargs: EncodeKwargs, top_ranked: TopRankedDocumentsType | None = None,
+               num_proc: int | None = None, **kwargs: Any) -> RetrievalOutputType:
         """Top ``top_k`` documents per query by best-window similarity (among ``top_ranked`` when given)."""
         if self.task_corpus is None:
             raise ValueError("index() the corpus before search()")
         corpus, self.task_corpus = self.task_corpus, None
-        encode_kwargs = dict(encode_kwargs or {})
-        batch_size = encode_kwargs.get("batch_size", 32)
-        show = encode_kwargs.get("show_progress_bar", True)
-        inner_kwargs = {**encode_kwargs, "show_progress_bar": False}
+        options: dict[str, Any] = dict(encode_kwargs or {})
+        batch_size = options.get("batch_size", 32)
+        show = options.get("show_progress_bar", True)
+        inner_kwargs = {**options, "show_progress_bar": False}
 
         query_emb = self.model.encode(
             create_dataloader(queries, task_metadata=task_metadata, prompt_type=PromptType.query,
                               batch_size=batch_size, num_proc=num_proc),
             task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset, prompt_type=PromptType.query,
-            **encode_kwargs,
+            **options,
         )
         query_ids = list(queries["id"])
         doc_ids = list(corpus["id"])
@@ -170,7 +183,7 @@ class MaxPSearchWrapper(EncoderPassThrough):
         k = min(top_k, n_docs)
         best_scores = np.full((n_q, k), -np.inf, dtype=np.float32)
         best_docs = np.full((n_q, k), -1, dtype=np.int64)
-        allowed = None
+        allowed: dict[int, list[int]] | None = None
         if top_ranked is not None:  # doc index -> the queries that may rank it
             position = {d: i for i, d in enumerate(doc_ids)}
             allowed = {}
@@ -202,8 +215,8 @@ class MaxPSearchWrapper(EncoderPassThrough):
             batch_docs = np.arange(start, start + len(texts), dtype=np.int64)
             if allowed is not None:
                 mask = np.zeros(batch_scores.shape, dtype=bool)
-                for j, d in enumerate(batch_docs):
-                    mask[allowed.get(int(d), []), j] = True
+                for j, doc in enumerate(batch_docs):
+                    mask[allowed.get(int(doc), []), j] = True
                 batch_scores = np.where(mask, batch_scores, -np.inf)
             best_scores, best_docs = _merge_top_k(best_scores, best_docs, batch_scores, batch_docs, k)
             start += len(texts)
@@ -235,7 +248,7 @@ def _merge_top_k(best_scores: np.ndarray, best_docs: np.ndarray, batch_scores: n
     return scores, docs
 
 
-def wrap_long_docs(model: Any, mode: str, **options: Any) -> Any:
+def wrap_long_docs(model: EncoderProtocol, mode: str, **options: Any) -> EncoderProtocol | SearchProtocol:
     """The model for ``complexir run --long-docs MODE``: ``none`` → the model itself; ``chunk`` → MaxP windows."""
     if mode == "none":
         return model

@@ -74,7 +74,7 @@ def _hub_file(repo_id: str, filename: str) -> Path | None:
 
     try:
         return Path(hf_hub_download(repo_id, filename, local_files_only=hub_unreachable() is not None))
-    except Exception:  # noqa: BLE001 -- absent, not cached or not a repo id: the file is simply not known
+    except Exception:  # absent, not cached or not a repo id: the file is simply not known
         return None
 
 
@@ -176,7 +176,7 @@ def load_model(
     if prompts:
         experiment["model_prompts"] = dict(prompts)
     st_kwargs = {k: v for k, v in experiment.items() if k != "model_prompts"}
-    if name_or_path in (None, "", "default", DEFAULT_MODEL):  # the packaged copy is that exact revision
+    if name_or_path is None or name_or_path in ("", "default", DEFAULT_MODEL):  # the packaged copy: that revision
         folder = default_model_path()
         meta = mteb.get_model_meta(DEFAULT_MODEL)
     elif local_folder(name_or_path, "--model") is not None:  # a path that is not a folder fails here
@@ -226,7 +226,7 @@ def _backend_errors(backend: Backend) -> Iterator[None]:
         return
     try:
         yield
-    except Exception as error:  # noqa: BLE001 -- narrowed below: only the backend's own import failures
+    except Exception as error:  # narrowed below: only the backend's own import failures
         text = str(error)
         if not isinstance(error, ImportError) and "requires installing" not in text:
             raise

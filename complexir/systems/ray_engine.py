@@ -17,9 +17,14 @@ import logging
 import os
 import resource
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from complexir.systems.streaming_search import BatchContext, CorpusSource, ShardProgress, TopK, score_batch
+
+if TYPE_CHECKING:
+    from mteb.models import EncoderProtocol
+
+    from complexir.systems.options import Backend
 
 logger = logging.getLogger(__name__)
 
@@ -36,11 +41,11 @@ class StoredModelSpec:
     model: str | None = None
     max_seq_length: int | None = None
     model_name: str | None = None
-    backend: str = "torch"
+    backend: Backend = "torch"
     trust_remote_code: bool = False
     prompts: tuple[tuple[str, str], ...] = ()
 
-    def build(self) -> Any:
+    def build(self) -> EncoderProtocol:
         from complexir.systems.embedding_store import EmbeddingStore
         from complexir.systems.models import load_model
         from complexir.systems.stored_encoder import StoredEncoder
@@ -112,7 +117,7 @@ class RayEngine:
         self.actors = [remote.remote(self.spec) for _ in range(workers)]
         logger.info("Ray engine: %d worker(s), %s GPU(s) each", workers, gpus_per_worker)
 
-    def search(self, encoder: Any, source: CorpusSource, ctx: BatchContext, *, batch_docs: int,
+    def search(self, encoder: EncoderProtocol, source: CorpusSource, ctx: BatchContext, *, batch_docs: int,
                progress: bool = True) -> TopK:
         import ray
         from ray.exceptions import RayError

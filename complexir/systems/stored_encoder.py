@@ -15,12 +15,17 @@ import logging
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mteb.models.abs_encoder import get_prompt_name
 from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 from mteb.types import PromptType
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.models import EncoderProtocol
+    from mteb.models.model_meta import ModelMeta
 
 from complexir.layout.distinct import DistinctKeys, digest_keys
 from complexir.systems.embedding_store import EmbeddingStore, StoreKey, text_hashes
@@ -87,7 +92,7 @@ def _max_length(model: Any) -> int | None:
 class StoredEncoder:
     """MTEB ``EncoderProtocol`` over ``model``, backed by an ``EmbeddingStore``."""
 
-    def __init__(self, model: Any, store: EmbeddingStore, *, commit_size: int = DEFAULT_COMMIT_SIZE):
+    def __init__(self, model: EncoderProtocol, store: EmbeddingStore, *, commit_size: int = DEFAULT_COMMIT_SIZE):
         self._model = model
         self.store = store
         self.commit_size = commit_size
@@ -97,13 +102,13 @@ class StoredEncoder:
         self._max_length = _max_length(model)
 
     @property
-    def mteb_model_meta(self) -> Any:
+    def mteb_model_meta(self) -> ModelMeta:
         return self._model.mteb_model_meta
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
 
-    def key(self, task_metadata: Any, prompt_type: PromptType | None) -> StoreKey:
+    def key(self, task_metadata: TaskMetadata, prompt_type: PromptType | None) -> StoreKey:
         """The store key for texts of this task and prompt type.
 
         For a sentence-transformers model in mteb's own wrapper the prompt is the one that wrapper resolves from
@@ -123,11 +128,11 @@ class StoredEncoder:
                         prompt_type=prompt_type.value if prompt_type else None, prompt=prompt,
                         experiment=meta.experiment_name)
 
-    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+    def encode(self, inputs: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
                prompt_type: PromptType | None = None, **kwargs: Any) -> Any:
         dataset = getattr(inputs, "dataset", None)
         columns = getattr(dataset, "column_names", None) or []
-        if "text" not in columns or any(m in columns for m in ("image", "audio", "video")):
+        if dataset is None or "text" not in columns or any(m in columns for m in ("image", "audio", "video")):
             logger.debug("embedding store: %s input is not plain text; encoding it directly", task_metadata.name)
             return self._model.encode(inputs, task_metadata=task_metadata, hf_split=hf_split, hf_subset=hf_subset,
                                       prompt_type=prompt_type, **kwargs)

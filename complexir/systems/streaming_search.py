@@ -26,12 +26,24 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from mteb.types import PromptType
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.models import EncoderProtocol
+    from mteb.models.model_meta import ModelMeta
+    from mteb.types import (
+        CorpusDatasetType,
+        EncodeKwargs,
+        QueryDatasetType,
+        RetrievalOutputType,
+        TopRankedDocumentsType,
+    )
 
 from complexir.mteb.internals import create_dataloader
 from complexir.systems.models import EncoderPassThrough
@@ -132,7 +144,7 @@ class BatchContext:
 
     query_embeddings: Any
     top_k: int
-    task_metadata: Any
+    task_metadata: TaskMetadata
     hf_split: str
     hf_subset: str
     encode_kwargs: dict[str, Any]
@@ -152,7 +164,7 @@ def _quiet_datasets() -> Iterator[None]:
             datasets.enable_progress_bars()
 
 
-def score_batch(encoder: Any, table: pa.Table, ctx: BatchContext) -> Candidates:
+def score_batch(encoder: EncoderProtocol, table: pa.Table, ctx: BatchContext) -> Candidates:
     """Encode one corpus batch and return, per query, every document that can be in its top-k (ties included).
 
     The batch goes through mteb's own ``create_dataloader`` (title and text joined as MTEB joins them) and the
@@ -185,7 +197,7 @@ def batch_candidates(scores: np.ndarray, ids: Sequence[str], top_k: int) -> Cand
     out: Candidates = []
     for q in range(scores.shape[0]):
         keep = np.flatnonzero(scores[q] >= kth[q])
-        out.append(list(zip(scores[q, keep].tolist(), (ids[i] for i in keep), strict=True)))
+        out.append(list(zip(scores[q, keep].tolist(), (ids[i] for i in keep.tolist()), strict=True)))
     return out
 
 
@@ -239,7 +251,7 @@ class LocalEngine:
 
     name = "local"
 
-    def search(self, encoder: Any, source: CorpusSource, ctx: BatchContext, *, batch_docs: int,
+    def search(self, encoder: EncoderProtocol, source: CorpusSource, ctx: BatchContext, *, batch_docs: int,
                progress: bool = True) -> TopK:
         merged = TopK(len(ctx.query_embeddings), ctx.top_k)
         shards = -(-source.num_rows // batch_docs)
@@ -260,7 +272,7 @@ class StreamingSearch(EncoderPassThrough):
     optionally maps ``(task name, subset)`` to a ``CorpusSource`` to read instead of the corpus MTEB loaded.
     """
 
-    def __init__(self, encoder: Any, *, engine: Any | None = None, batch_docs: int = DEFAULT_BATCH_DOCS,
+    def __init__(self, encoder: EncoderProtocol, *, engine: Any | None = None, batch_docs: int = DEFAULT_BATCH_DOCS,
                  progress: bool = True, sources: dict[tuple[str, str], CorpusSource] | None = None):
         self.model = encoder  # `.model`, as in mteb's wrappers: helpers find the SentenceTransformer through it
         self.engine = engine or LocalEngine()
@@ -271,16 +283,17 @@ class StreamingSearch(EncoderPassThrough):
         self.docs_per_second: dict[str, float] = {}
 
     @property
-    def mteb_model_meta(self) -> Any:
+    def mteb_model_meta(self) -> ModelMeta:
         return self.model.mteb_model_meta
 
-    def index(self, corpus: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, encode_kwargs: Any,
+    def index(self, corpus: CorpusDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+              encode_kwargs: EncodeKwargs,
               num_proc: int | None = None, **kwargs: Any) -> None:
         self.task_corpus = corpus
 
-    def search(self, queries: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, top_k: int,
-               encode_kwargs: Any, top_ranked: Any = None, num_proc: int | None = None,
-               **kwargs: Any) -> dict[str, dict[str, float]]:
+    def search(self, queries: QueryDatasetType, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               top_k: int, encode_kwargs: EncodeKwargs, top_ranked: TopRankedDocumentsType | None = None,
+               num_proc: int | None = None, **kwargs: Any) -> RetrievalOutputType:
         if self.task_corpus is None:
             raise ValueError("Corpus must be indexed before searching.")
         # kept until the next index: a wrapper may search the same corpus again (CRUMB's MaxP, deeper); shards or a
@@ -310,7 +323,7 @@ class StreamingSearch(EncoderPassThrough):
         return self.search_source(queries, source, task_metadata=task_metadata, hf_split=hf_split,
                                   hf_subset=hf_subset, top_k=top_k, encode_kwargs=encode_kwargs, num_proc=num_proc)
 
-    def search_source(self, queries: Any, source: CorpusSource, *, task_metadata: Any, hf_split: str,
+    def search_source(self, queries: Any, source: CorpusSource, *, task_metadata: TaskMetadata, hf_split: str,
                       hf_subset: str, top_k: int, encode_kwargs: Any,
                       num_proc: int | None = None) -> dict[str, dict[str, float]]:
         """Exact top-k of ``queries`` over ``source``: ``{query id: {corpus id: score}}``."""

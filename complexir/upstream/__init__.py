@@ -15,7 +15,7 @@ import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from complexir.layout.errors import UpstreamFormatError
 
@@ -48,6 +48,12 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                                               f"{number} line(s) read): download or unpack it again") from None
 
 
+@overload
+def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: Literal[False] = False,
+                 empty_ok: bool = True) -> str: ...
+@overload
+def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: bool,
+                 empty_ok: bool = True) -> str | None: ...
 def string_field(record: dict[str, Any], key: str, path: Path, line: int, *, nullable: bool = False,
                  empty_ok: bool = True) -> str | None:
     """``record[key]`` checked to be a string (or null when ``nullable``); else an error naming file and line."""

@@ -239,8 +239,8 @@ def _needed_shards(shards: list[Path], wanted: set[str] | None) -> list[Path]:
         if match is None:
             return shards
         numbers.add(int(match.group(1)))
-    named = {p: _SEGMENT_SHARD.fullmatch(p.name.removesuffix(".gz")) for p in shards}
-    if not all(named.values()):
+    named = {p: m for p in shards if (m := _SEGMENT_SHARD.fullmatch(p.name.removesuffix(".gz")))}
+    if len(named) != len(shards):
         return shards
     return [p for p, m in named.items() if int(m.group(1)) in numbers]
 

@@ -276,6 +276,7 @@ def read_subset(root: Path, subset: str) -> SubsetRelease:
                               ("qrels", qrels_path, qrels_candidates(subset))):
         if path is None:
             raise FileNotFoundError(f"{root}: subset {subset!r} has no {what} file (tried {', '.join(tried)})")
+    assert nuggets_path is not None and qrels_path is not None  # the loop above raised otherwise
     topics = read_topics(topics_paths)
     nuggets = read_nuggets(nuggets_path, topics)
     # ``<topic_id> <nugget_num> <doc_id> <label>``: the house TREC reader (integer labels >= 0, the same

@@ -113,7 +113,7 @@ def progress_bars_off() -> Iterator[None]:
     try:
         yield
     finally:
-        tqdm.std.tqdm.__init__ = original
+        tqdm.std.tqdm.__init__ = original  # type: ignore[method-assign]
         for module, disabled in zip(libraries, was_disabled, strict=True):
             if not disabled:
                 module.enable_progress_bars()

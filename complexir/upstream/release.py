@@ -66,7 +66,7 @@ def folder_files(folder: Path) -> list[Path]:
                   if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
-def local_folder(source: str | Path, option: str = "--source") -> Path | None:
+def local_folder(source: str | os.PathLike[str], option: str = "--source") -> Path | None:
     """``source`` as a local folder, or ``None`` when it can only be a Hub dataset id.
 
     A path that exists but is not a folder, or that cannot be a Hub id (``./release``, ``/data/x``, ``a/b/c``),
