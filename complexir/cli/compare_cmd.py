@@ -20,6 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-demo", action="store_true",
                         help="accept results of demo data (or of data no result names) and label them as demo")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(func=run)
 
 
@@ -27,6 +28,6 @@ def run(args: argparse.Namespace) -> int:
     from complexir.analysis.compare import make_compare
 
     path = make_compare(args.results, args.out, baseline=args.baseline, measures=args.measure,
-                        allow_demo=args.allow_demo)
+                        allow_demo=args.allow_demo, progress=not args.no_progress)
     print(f"comparison written to {path} (and compare.json, compare.tex, charts)")
     return 0
