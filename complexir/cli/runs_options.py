@@ -86,8 +86,8 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
         raise RunsError(f"{folder.path_of(*missing[0])}: no run for task {missing[0][0]} (subset {missing[0][1]}, "
                         f"split {missing[0][2]}); {len(missing)} of {len(wanted)} task/subset/split(s) missing "
                         f"from {folder.path}")
-    for entry in wanted:  # every file parsed now (format, NaN/inf, repeats): refused before anything is scored
-        folder.run(*entry)
+    for entry in wanted:  # every file checked now (format, NaN/inf, repeats): refused before anything is scored
+        folder.check(*entry)
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
 
