@@ -389,3 +389,16 @@ def test_fixed_runs_check_names_ids_as_the_task_does(tmp_path):
     search._corpus = {"d1"}
     with pytest.raises(RunsError, match=r"test.trec:2: document 'd2' \(query 'q1'\) is not in the corpus of T"):
         search.check("T", "default", "test", ["q1"])
+
+
+def test_runs_check_shows_a_bar_once_it_takes_a_while(tmp_path, capsys, monkeypatch):
+    from complexir.cli import runs_options
+
+    run_file = tmp_path / "hand.trec"
+    run_file.write_text(HAND_RUN)
+    command = ["run", "--runs", str(run_file), "--task", "CRUMBClinicalTrial", "--model-name", "tests/hand"]
+    assert main([*command, "--output", str(tmp_path / "quick")]) == 0
+    assert "checking runs" not in capsys.readouterr().err  # a small run is checked before a bar would show
+    monkeypatch.setattr(runs_options, "PROGRESS_AFTER_S", 0)  # as if the check had taken a while
+    assert main([*command, "--output", str(tmp_path / "slow")]) == 0
+    assert "checking runs: 100%" in capsys.readouterr().err

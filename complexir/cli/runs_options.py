@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from complexir.runs.folder import RunsError
 
 logger = logging.getLogger(__name__)
 
 RUNS_FOLDER = "runs"  # under --output: the default --save-runs folder, beside results/ and per_query/
+PROGRESS_AFTER_S = 2.0  # the up-front check of --runs shows a bar only when it takes longer than this
 
 
 def add_runs_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +89,9 @@ def fixed_runs_setup(args: argparse.Namespace, tasks: list[Any]) -> FixedRunsSet
         raise RunsError(f"{folder.path_of(*missing[0])}: no run for task {missing[0][0]} (subset {missing[0][1]}, "
                         f"split {missing[0][2]}); {len(missing)} of {len(wanted)} task/subset/split(s) missing "
                         f"from {folder.path}")
-    for entry in wanted:  # every file checked now (format, NaN/inf, repeats): refused before anything is scored
+    # every file checked now (format, NaN/inf, repeats): refused before anything is scored; a bar on stderr once
+    # the checks take a while (big runs), then mteb's own bar per task while they are scored
+    for entry in tqdm(wanted, desc="checking runs", unit="file", delay=PROGRESS_AFTER_S):
         folder.check(*entry)
     logger.info("scoring %s as %s", folder.describe(), args.model_name)
     return FixedRunsSetup(model=FixedRunsSearch(folder, args.model_name))
