@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -102,13 +103,30 @@ def write_qrels(qrels_dir: Path, n_queries: int) -> dict[str, Path]:
     return files
 
 
-def timed(command: list[str], cwd: Path) -> float:
+class Took:
+    """Wall and CPU seconds (user + system, every thread) of what was timed."""
+
+    def __init__(self, wall: float = 0.0, cpu: float = 0.0):
+        self.wall, self.cpu = wall, cpu
+
+    def __add__(self, other: Took) -> Took:
+        return Took(self.wall + other.wall, self.cpu + other.cpu)
+
+    def __str__(self) -> str:
+        return f"{self.wall:.1f} s wall, {self.cpu:.1f} s CPU"
+
+
+def timed(command: list[str], cwd: Path) -> Took:
+    """Run ``command`` to its end as a fresh process; its wall time and its CPU time (from the kernel's account of
+    the children waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    return seconds
+    return Took(wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
 def mteb_measures(result_dir: Path) -> list[str]:
@@ -145,13 +163,13 @@ small = Qrels({"q": {"d": 1}}), [Run({"q": {"d": 1.0, "e": 0.5}}, name=f"w{i}") 
 start = time.perf_counter()
 compare(small[0], small[1], metrics=args["metrics"], stat_test="fisher", n_permutations=10)  # numba compiles
 warm = time.perf_counter() - start
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 for task in args["tasks"]:
     qrels = Qrels.from_file(args["qrels"][task], kind="trec")
     runs = [Run.from_file(f"{folder}/{task}/{args['setting']}/test.trec", kind="trec", name=f"s{k}")
             for k, folder in enumerate(args["runs"])]
     compare(qrels, runs, metrics=args["metrics"], stat_test="fisher", n_permutations=args["resamples"])
-print(json.dumps({"warm_up": warm, "seconds": time.perf_counter() - start}))
+print(json.dumps({"warm_up": warm, "wall": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
 """
 
 
@@ -186,22 +204,23 @@ def main() -> int:
         command = [python, "-m", "complexir.cli.main", "run", "--runs", str(folder), "--benchmark", "IRSC",
                    "--data-dir", str(work / "data"), "--output", str(out), "--model-name", f"bench/system{k}"]
         run_seconds.append(timed(command, work))
-        print(f"complexir run --runs system{k}: {run_seconds[-1]:.1f} s", flush=True)
+        print(f"complexir run --runs system{k}: {run_seconds[-1]}", flush=True)
     if not args.skip_ir_measures:
         measures = mteb_measures(results[0])
-        ir_seconds = 0.0
+        ir_seconds = Took()
         for task, _subset in tasks:
             ir_seconds += timed([python, "-c", IR_MEASURES_SCRIPT, str(qrels[task]),
                                  str(runs[0] / task / SETTING / "test.trec"), ",".join(measures)], work)
-        print(f"ir_measures, the same {len(measures)} measures, {len(tasks)} run files: {ir_seconds:.1f} s "
-              f"(run --runs / ir_measures: {run_seconds[0] / ir_seconds:.2f}x)", flush=True)
+        print(f"ir_measures, the same {len(measures)} measures, {len(tasks)} run files: {ir_seconds}", flush=True)
+        print(f"run --runs / ir_measures (system0): {run_seconds[0].wall / ir_seconds.wall:.2f}x wall, "
+              f"{run_seconds[0].cpu / ir_seconds.cpu:.2f}x CPU", flush=True)
 
     out = work / "compare"
     compare_seconds = timed([python, "-m", "complexir.cli.main", "compare", *map(str, results), "--out", str(out),
                              "--no-progress"], work)
     report = json.loads((out / "compare.json").read_text())
     pairs = args.systems * (args.systems - 1) // 2
-    print(f"complexir compare: {compare_seconds:.1f} s ({len(report['tests'])} tests: {pairs} pairs x "
+    print(f"complexir compare: {compare_seconds} ({len(report['tests'])} tests: {pairs} pairs x "
           f"{len({(t['task'], t['measure']) for t in report['tests']})} task-measures, with intervals)", flush=True)
     if not args.skip_ranx:
         timed_tasks = tasks[: args.ranx_tasks] if args.ranx_tasks else tasks
@@ -213,13 +232,15 @@ def main() -> int:
         if done.returncode != 0:
             sys.exit(f"ranx failed:\n{done.stderr[-4000:]}")
         ranx = json.loads(done.stdout.strip().splitlines()[-1])
-        scaled = ranx["seconds"] * len(tasks) / len(timed_tasks)
-        note = "" if len(timed_tasks) == len(tasks) else f" (timed on {len(timed_tasks)} of {len(tasks)} tasks, " \
-                                                          f"{ranx['seconds']:.1f} s, scaled)"
+        share = len(tasks) / len(timed_tasks)
+        scaled = Took(ranx["wall"] * share, ranx["cpu"] * share)
+        note = "" if len(timed_tasks) == len(tasks) else \
+            f" (timed on {len(timed_tasks)} of {len(tasks)} tasks: {Took(ranx['wall'], ranx['cpu'])}; scaled)"
         print(f"ranx.compare (fisher, {args.resamples:,} permutations, {pairs} pairs x {len(tasks)} tasks x "
-              f"{len(MEASURES_RANX)} measures): {scaled:.1f} s{note}; numba warm-up {ranx['warm_up']:.1f} s "
-              "not counted", flush=True)
-        print(f"complexir compare / ranx.compare: {compare_seconds / scaled:.2f}x", flush=True)
+              f"{len(MEASURES_RANX)} measures): {scaled}{note}; numba warm-up {ranx['warm_up']:.1f} s not counted",
+              flush=True)
+        print(f"complexir compare / ranx.compare: {compare_seconds.wall / scaled.wall:.2f}x wall, "
+              f"{compare_seconds.cpu / scaled.cpu:.2f}x CPU", flush=True)
     return 0
 
 

@@ -129,3 +129,32 @@ def test_compare_shows_a_progress_bar_unless_told_not_to(capsys):
     assert "comparing" in err and "3/3" in err  # two tasks and the benchmark's average
     compare(systems, measures=["ndcg_at_10"])
     assert "comparing" not in capsys.readouterr().err
+
+
+def test_compare_of_many_pairs_and_tasks_equals_scipy_test_by_test():
+    """compare's shared draws give each task test and each stratified average test scipy's own p-value."""
+    from test_compare import _fake_system
+
+    from complexir.analysis.compare import AVERAGE, compare
+
+    rng = np.random.default_rng(8)
+    tasks = {"LoCoV1GovReport": 20, "LoCoV1QMSum": 30}  # sampled: 2**20 and 2**50 sign patterns
+    values = [{t: {f"q{i}": float(np.round(rng.random(), 1)) for i in range(n)} for t, n in tasks.items()}
+              for _ in range(3)]
+    systems = [_fake_system(f"S{k}", "ABC"[k], values[k]) for k in range(3)]
+    result = compare(systems, measures=["ndcg_at_10"])
+    by_folder = {f"S{k}": values[k] for k in range(3)}
+    assert len(result.tests) == 3 * 3  # three pairs, on two tasks and their average
+    for test in result.tests:
+        a, b = by_folder[test["a"]], by_folder[test["b"]]
+        if test["task"] == AVERAGE:
+            x = np.array([a[t][q] for t in sorted(tasks) for q in sorted(a[t])])
+            y = np.array([b[t][q] for t in sorted(tasks) for q in sorted(b[t])])
+            w = np.concatenate([np.full(n, 1 / (len(tasks) * n)) for _t, n in sorted(tasks.items())])
+            assert test["p_randomisation"] == _scipy_p(x, y, w)
+        else:
+            queries = sorted(a[test["task"]])
+            x = np.array([a[test["task"]][q] for q in queries])
+            y = np.array([b[test["task"]][q] for q in queries])
+            assert test["p_randomisation"] == _scipy_p(x, y)
+            assert test["p_ttest"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-12)
