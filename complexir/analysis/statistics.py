@@ -115,14 +115,13 @@ def randomisation_pvalues(diffs: np.ndarray, *, weights: np.ndarray | None = Non
     if len(live) == 0:
         return out
     terms = terms[live]
-    # the observed statistic summed as the null ones are (the unswapped pattern), so that it ties with itself
-    observed = (np.ones((1, n)) @ terms.T)[0]
+    observed = terms.sum(axis=1)  # a pattern's statistic is this less twice the swapped queries' terms
     gamma = np.abs(np.finfo(np.float64).eps * 100 * observed)  # scipy's tolerance for theoretically equal values
     less = np.zeros(len(live), dtype=np.int64)
     greater = np.zeros(len(live), dtype=np.int64)
     total = 0
     for swapped in _flips(n, seed, n_resamples):
-        null = (1.0 - 2.0 * swapped) @ terms.T  # (patterns, tests)
+        null = observed - 2.0 * (swapped.astype(np.float64) @ terms.T)  # (patterns, tests)
         less += np.count_nonzero(null <= observed + gamma, axis=0)
         greater += np.count_nonzero(null >= observed - gamma, axis=0)
         total += len(swapped)
