@@ -19,8 +19,10 @@ Timed, each a fresh process as a user runs it (wall time):
   on the same measures (IRSC's recall@10, MAP@10 and nDCG@10), with ``--resamples`` permutations (complexir's
   randomisation test draws 10,000; pass 10000 to match). ranx runs once per task in one process, after a warm-up
   call that compiles its numba code (not timed; reported apart). ``--ranx-tasks N`` times ranx on the first N
-  tasks only and scales its time to all of them (every task has the same size, so the same work), for machines
-  where the full ranx run takes too long; the figure printed says so.
+  tasks only, ``--ranx-systems K`` on the pairs of the first K systems only, and scales its time to all tasks and
+  pairs (every task has the same size and every test the same queries and permutations, so the same work; ranx's
+  evaluation of the runs, a small share, is scaled with them), for machines where the full ranx run takes too
+  long; the figure printed says so.
 
 The machine may be shared: run it at a reduced size first (``--queries 1000 --systems 4``).
 """
@@ -180,6 +182,8 @@ def main() -> int:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--resamples", type=int, default=10_000, help="ranx's permutations")
     parser.add_argument("--ranx-tasks", type=int, default=None, help="time ranx on this many tasks, scaled to all")
+    parser.add_argument("--ranx-systems", type=int, default=None,
+                        help="time ranx on the pairs of this many systems, scaled to all pairs")
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--skip-ranx", action="store_true")
     parser.add_argument("--skip-ir-measures", action="store_true")
@@ -224,7 +228,9 @@ def main() -> int:
           f"{len({(t['task'], t['measure']) for t in report['tests']})} task-measures, with intervals)", flush=True)
     if not args.skip_ranx:
         timed_tasks = tasks[: args.ranx_tasks] if args.ranx_tasks else tasks
-        spec = {"tasks": [t for t, _ in timed_tasks], "setting": SETTING, "runs": list(map(str, runs)),
+        timed_runs = runs[: args.ranx_systems] if args.ranx_systems else runs
+        timed_pairs = len(timed_runs) * (len(timed_runs) - 1) // 2
+        spec = {"tasks": [t for t, _ in timed_tasks], "setting": SETTING, "runs": list(map(str, timed_runs)),
                 "qrels": {t: str(p) for t, p in qrels.items()}, "metrics": MEASURES_RANX,
                 "resamples": args.resamples}
         done = subprocess.run([python, "-c", RANX_SCRIPT, json.dumps(spec)], cwd=work, capture_output=True,
@@ -232,10 +238,10 @@ def main() -> int:
         if done.returncode != 0:
             sys.exit(f"ranx failed:\n{done.stderr[-4000:]}")
         ranx = json.loads(done.stdout.strip().splitlines()[-1])
-        share = len(tasks) / len(timed_tasks)
+        share = len(tasks) / len(timed_tasks) * pairs / timed_pairs
         scaled = Took(ranx["wall"] * share, ranx["cpu"] * share)
-        note = "" if len(timed_tasks) == len(tasks) else \
-            f" (timed on {len(timed_tasks)} of {len(tasks)} tasks: {Took(ranx['wall'], ranx['cpu'])}; scaled)"
+        note = "" if share == 1 else (f" (timed on {timed_pairs} of {pairs} pairs x {len(timed_tasks)} of "
+                                      f"{len(tasks)} tasks: {Took(ranx['wall'], ranx['cpu'])}; scaled)")
         print(f"ranx.compare (fisher, {args.resamples:,} permutations, {pairs} pairs x {len(tasks)} tasks x "
               f"{len(MEASURES_RANX)} measures): {scaled}{note}; numba warm-up {ranx['warm_up']:.1f} s not counted",
               flush=True)
