@@ -115,6 +115,9 @@ def test_compare_systems_is_every_pair_tested_then_holm_adjusted():
     assert against.p_randomisation[2] == statistics.paired_tests(scores[3], scores[1])["p_randomisation"]
     with pytest.raises(ValueError, match="baseline 9 is not one of the 4 systems"):
         statistics.compare_systems(scores, baseline=9)
+    scores[2, 7] = np.nan  # a query a system did not score: refused, not a NaN interval
+    with pytest.raises(ValueError, match=r"system 2, query 7: score nan is not finite \(1 such score\(s\)\)"):
+        statistics.compare_systems(scores)
 
 
 def test_compare_shows_a_progress_bar_unless_told_not_to(capsys):

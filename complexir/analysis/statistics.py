@@ -1,14 +1,19 @@
 """The statistics of a comparison, on per-query scores: intervals, paired tests and their correction.
 
 * :func:`bootstrap_means`: the paired bootstrap over queries (the same resampled queries for every system), from
-  which :func:`percentile_interval` takes a 95% interval of each system's mean;
-* :func:`paired_tests`: a two-sided paired randomisation test (``scipy.stats.permutation_test``, sign flips of each
-  query's pair, exact when there are few queries) and a paired t-test (``scipy.stats.ttest_rel``);
+  which :func:`percentile_interval` / :func:`percentile_intervals` take a 95% interval of each system's mean;
+* :func:`randomisation_pvalues`: two-sided paired randomisation tests (sign flips of each query's pair) of many pairs
+  at once, exact when there are few queries, with scipy's ``permutation_test``'s draws and p-values; with
+  :func:`ttest_pvalues` (scipy's ``ttest_rel``) they make :func:`paired_tests_rows` (many pairs on the same queries)
+  and :func:`paired_tests` (one pair);
 * :func:`holm`: Holm's step-down adjustment over a family of p-values (:func:`adjust_family`: over a family of
-  tests).
+  tests);
+* :func:`compare_systems`: all of it for a (systems × queries) matrix of one task and measure: intervals and every
+  pair's p-values, Holm-adjusted.
 
-Every resampling is seeded (:data:`SEED`): the same inputs give the same numbers. ``complexir compare`` and
-``complexir report --baseline`` both use this module.
+The draws depend only on the number of queries and the seed (:data:`SEED`), so one draw serves every pair, system
+and measure of a task, and the same inputs give the same numbers. ``complexir compare`` and ``complexir report
+--baseline`` both use this module.
 """
 
 from __future__ import annotations
@@ -210,45 +215,40 @@ class SystemsComparison:
     p_ttest_holm: np.ndarray
 
 
-def compare_systems(scores: np.ndarray, *, baseline: int | None = None, weights: np.ndarray | None = None,
-                    seed: int = SEED, n_resamples: int = N_RESAMPLES, n_bootstrap: int = N_BOOTSTRAP,
+def compare_systems(scores: np.ndarray, *, baseline: int | None = None, seed: int = SEED,
+                    n_resamples: int = N_RESAMPLES, n_bootstrap: int = N_BOOTSTRAP,
                     level: float = LEVEL) -> SystemsComparison:
     """Intervals and paired tests of many systems on one task and measure, from their per-query scores: ``scores`` is
     (systems, queries), every system on the same queries in the same order.
 
     Each system's mean and its ``level`` percentile interval (the paired bootstrap, one draw for all systems); every
     pair (i < j), or every system against ``baseline`` (i, baseline), tested with the paired randomisation test (one
-    draw of sign flips for all pairs) and the paired t-test, each Holm-adjusted over the pairs. ``weights`` (one per
-    query, summing to 1) makes the means weighted, as :func:`paired_tests`' (and then no t-test: NaN)."""
+    draw of sign flips for all pairs) and the paired t-test, each Holm-adjusted over the pairs."""
     values = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     n_systems, n = values.shape
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
     if baseline is not None and not 0 <= baseline < n_systems:
         raise ValueError(f"baseline {baseline} is not one of the {n_systems} systems")
+    bad = np.argwhere(~np.isfinite(values))
+    if len(bad):
+        system, query = bad[0].tolist()
+        raise ValueError(f"system {system}, query {query}: score {values[system, query]!r} is not finite "
+                         f"({len(bad)} such score(s)); every system needs a score on every query")
     if n == 0:
         means = np.full(n_systems, math.nan)
         ci95 = np.full((n_systems, 2), math.nan)
     else:
-        means = values @ w if w is not None else values.mean(axis=1)
-        ci95 = percentile_intervals(_weighted_bootstrap(values, w, seed, n_bootstrap), level)
+        means = values.mean(axis=1)
+        ci95 = percentile_intervals(bootstrap_means(values, seed=seed, n_resamples=n_bootstrap), level)
     if baseline is None:
         pairs = [(i, j) for i in range(n_systems) for j in range(i + 1, n_systems)]
     else:
         pairs = [(i, baseline) for i in range(n_systems) if i != baseline]
     first = values[[i for i, _ in pairs]] if pairs else np.empty((0, n))
     second = values[[j for _, j in pairs]] if pairs else np.empty((0, n))
-    tested = paired_tests_rows(first, second, weights=w, seed=seed, n_resamples=n_resamples)
+    tested = paired_tests_rows(first, second, seed=seed, n_resamples=n_resamples)
     return SystemsComparison(means, ci95, pairs, tested["delta"], tested["p_randomisation"], tested["p_ttest"],
                              np.asarray(holm(tested["p_randomisation"].tolist())),
                              np.asarray(holm(tested["p_ttest"].tolist())))
-
-
-def _weighted_bootstrap(values: np.ndarray, weights: np.ndarray | None, seed: int, n_resamples: int) -> np.ndarray:
-    """Bootstrap means of ``values``' rows; with ``weights``, of the weighted rows (the resampled weighted sums)."""
-    if weights is None:
-        return bootstrap_means(values, seed=seed, n_resamples=n_resamples)
-    n = values.shape[1]
-    return bootstrap_means(values * weights[None, :] * n, seed=seed, n_resamples=n_resamples)
 
 
 def ttest_p(a: Sequence[float], b: Sequence[float]) -> float:
