@@ -231,7 +231,7 @@ def compare_systems(scores: np.ndarray, *, baseline: int | None = None, seed: in
     bad = np.argwhere(~np.isfinite(values))
     if len(bad):
         system, query = bad[0].tolist()
-        raise ValueError(f"system {system}, query {query}: score {values[system, query]!r} is not finite "
+        raise ValueError(f"system {system}, query {query}: score {float(values[system, query])!r} is not finite "
                          f"({len(bad)} such score(s)); every system needs a score on every query")
     if n == 0:
         means = np.full(n_systems, math.nan)
