@@ -552,3 +552,58 @@ def test_runs_json_records_the_depth_written_not_the_depth_asked(tmp_path):
     writer.write("Other", "default", "test", nine)
     assert writer.depth == 9  # the folder's deepest file, the earlier one, still holds 9
     assert len((tmp_path / "runs" / "Other" / "default" / "test.trec").read_text().splitlines()) == 10
+def test_run_file_repeats_are_refused_wherever_they_are_and_checked_without_building(tmp_path):
+    from complexir.runs.folder import check_run_file
+
+    cases = {  # the second listing's line: within one query's lines, or in a later stretch of the same query
+        "q1 Q0 a 1 3 x\nq1 Q0 b 2 2 x\nq1 Q0 a 3 1 x\n": ("q1", "a", 3),
+        "q1 Q0 a 1 3 x\nq2 Q0 a 1 3 x\nq1 Q0 b 2 2 x\nq2 Q0 c 2 2 x\nq1 Q0 a 3 1 x\n": ("q1", "a", 5),
+        "q2 Q0 z 1 3 x\nq1 Q0 a 1 3 x\nq2 Q0 y 2 2 x\nq2 Q0 z 3 1 x\nq1 Q0 a 2 1 x\n": ("q2", "z", 4),
+    }
+    for number, (text, (query, doc, line)) in enumerate(cases.items()):
+        path = tmp_path / f"repeat{number}.trec"
+        path.write_text(text)
+        for reader in (read_run_file, check_run_file):
+            with pytest.raises(TrecFormatError, match=rf"repeat{number}.trec:{line}: query '{query}', document "
+                                                      rf"'{doc}' is listed twice"):
+                reader(path)
+    interleaved = tmp_path / "interleaved.trec"  # a query's lines need not be together
+    interleaved.write_text("q1 Q0 a 1 3 x\nq2 Q0 a 1 3 x\nq1 Q0 b 2 2.5 x\n\nq2 Q0 c 2 2 x\n")
+    check_run_file(interleaved)
+    assert read_run_file(interleaved) == {"q1": {"a": 3.0, "b": 2.5}, "q2": {"a": 3.0, "c": 2.0}}
+    empty = tmp_path / "empty.trec"
+    empty.write_text("\n")
+    for reader in (read_run_file, check_run_file):
+        with pytest.raises(TrecFormatError, match="the run is empty"):
+            reader(empty)
+
+
+def test_fixed_runs_check_names_ids_as_the_task_does(tmp_path):
+    """The check keeps a run whose ids are all the task's as it is, and decodes percent-encoded ones."""
+    folder = tmp_path / "runs"
+    write_run_file(folder / "T" / "default" / "test.trec", {"q 1": {"Alien: Covenant": 2.0, "d2": 1.0}}, "x")
+    search = FixedRunsSearch(RunsFolder(folder), "tests/x")
+    search._corpus = {"Alien: Covenant", "d2"}
+    assert search.check("T", "default", "test", ["q 1"]) == {"q 1": {"Alien: Covenant": 2.0, "d2": 1.0}}
+    plain = tmp_path / "plain"
+    write_run_file(plain / "T" / "default" / "test.trec", {"q1": {"d1": 2.0, "d2": 1.0}}, "x")
+    search = FixedRunsSearch(RunsFolder(plain), "tests/x")
+    search._corpus = {"d1", "d2"}
+    assert search.check("T", "default", "test", ["q1", "q2"]) == {"q1": {"d1": 2.0, "d2": 1.0}}
+    search = FixedRunsSearch(RunsFolder(plain), "tests/x")
+    search._corpus = {"d1"}
+    with pytest.raises(RunsError, match=r"test.trec:2: document 'd2' \(query 'q1'\) is not in the corpus of T"):
+        search.check("T", "default", "test", ["q1"])
+
+
+def test_runs_check_shows_a_bar_once_it_takes_a_while(tmp_path, capsys, monkeypatch):
+    from complexir.api import fixed_runs
+
+    run_file = tmp_path / "hand.trec"
+    run_file.write_text(HAND_RUN)
+    command = ["run", "--runs", str(run_file), "--task", "CRUMBClinicalTrial", "--model-name", "tests/hand"]
+    assert main([*command, "--output", str(tmp_path / "quick")]) == 0
+    assert "checking runs" not in capsys.readouterr().err  # a small run is checked before a bar would show
+    monkeypatch.setattr(fixed_runs, "PROGRESS_AFTER_S", 0)  # as if the check had taken a while
+    assert main([*command, "--output", str(tmp_path / "slow")]) == 0
+    assert "checking runs: 100%" in capsys.readouterr().err

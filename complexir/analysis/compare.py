@@ -18,13 +18,13 @@ import itertools
 import json
 import logging
 import math
-import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from complexir.analysis import statistics
 from complexir.analysis.charts import figure_width, set_ticks, tick_labels
@@ -223,9 +223,10 @@ def _benchmark_tasks() -> dict[str, set[str]]:
             for name, bench in benchmarks_by_name().items()}
 
 
-def compare(systems: list[System], *, baseline: System | None = None, measures: list[str] | None = None
-            ) -> Comparison:
-    """Cells, tests (Holm over the whole family) and published reference rows for ``systems``."""
+def compare(systems: list[System], *, baseline: System | None = None, measures: list[str] | None = None,
+            progress: bool = False) -> Comparison:
+    """Cells, tests (Holm over the whole family) and published reference rows for ``systems``; with ``progress``, a
+    bar on stderr counting the tasks (and benchmark averages) done."""
     from complexir.analysis.report import benchmark_of, headline_metrics, task_main_score
 
     out = Comparison(systems, baseline)
@@ -253,11 +254,14 @@ def compare(systems: list[System], *, baseline: System | None = None, measures: 
 
     order = [sp.name for sp in all_specs()]
     ordered = sorted(keys, key=lambda k: (order.index(k[0]) if k[0] in order else len(order), k[0], k[1:]))
-    for bench, task, subset, split in ordered:
-        for measure in keys[(bench, task, subset, split)]:
-            out.groups.append((bench, task, subset, split, measure))
-            _task_cells(out, bench, task, subset, split, measure)
-    _benchmark_cells(out, ordered, keys)
+    steps = len(ordered) + len(_average_combos(ordered, keys))
+    with tqdm(total=steps, desc="comparing", unit="task", disable=not progress) as bar:  # stderr
+        for bench, task, subset, split in ordered:
+            bar.set_postfix_str(f"{task} {subset} {split}", refresh=False)
+            out.groups += [(bench, task, subset, split, m) for m in keys[(bench, task, subset, split)]]
+            _task_cells(out, bench, task, subset, split, keys[(bench, task, subset, split)])
+            bar.update()
+        _benchmark_cells(out, ordered, keys, bar)
     statistics.adjust_family(out.tests)  # one family: every test in the output
     out.published = _published_rows(out)
     return out
@@ -269,36 +273,90 @@ def _pairs(systems: list[System], baseline: System | None) -> list[tuple[System,
     return list(itertools.combinations(systems, 2))
 
 
-def _task_cells(out: Comparison, bench: str, task: str, subset: str, split: str, measure: str) -> None:
-    having = [s for s in out.systems if s.mean(task, subset, split, measure) is not None]
-    scored = {s.folder: per_query for s in having if (per_query := s.scores(task, subset, split, measure))}
-    with_queries = [s for s in having if s.folder in scored]
-    queries = statistics.common_queries(*(scored[s.folder] for s in with_queries)) if with_queries else []
-    resampled = None
-    if queries:
-        values = np.array([[scored[s.folder][q] for q in queries] for s in with_queries])
-        resampled = dict(zip((s.folder for s in with_queries), statistics.bootstrap_means(values), strict=True))
-    for s in having:
-        per_query = scored.get(s.folder)
-        cell: dict[str, Any] = {"system": s.name, "folder": s.folder, "benchmark": bench, "task": task,
-                                "subset": subset, "split": split, "measure": measure}
-        if per_query and resampled is not None:
-            cell.update(mean=math.fsum(per_query[q] for q in queries) / len(queries),
-                        ci95=list(statistics.percentile_interval(resampled[s.folder])), n=len(queries))
-        else:
-            cell.update(mean=s.mean(task, subset, split, measure), ci95=None, n=None)
-        out.cells.append(cell)
-    if measure == JUDGED_KEY:  # shown to qualify the other scores, not itself compared
-        return
-    for a, b in _pairs(with_queries, out.baseline if out.baseline in with_queries else None):
+def _task_cells(out: Comparison, bench: str, task: str, subset: str, split: str, measures: list[str]) -> None:
+    """The cells and tests of one task, subset and split, for all ``measures`` at once: every measure's bootstrap
+    shares one draw of resamples and every pair's and measure's randomisation test one draw of sign flips (the draws
+    depend only on the number of queries and the seed, so these are the numbers one call per test would give)."""
+    prepared = []
+    for measure in measures:
+        having = [s for s in out.systems if s.mean(task, subset, split, measure) is not None]
+        scored = {s.folder: per_query for s in having if (per_query := s.scores(task, subset, split, measure))}
+        with_queries = [s for s in having if s.folder in scored]
+        queries = statistics.common_queries(*(scored[s.folder] for s in with_queries)) if with_queries else []
+        values = np.array([[scored[s.folder][q] for q in queries] for s in with_queries]) if queries else None
+        prepared.append((measure, having, scored, with_queries, queries, values))
+    resampled = _bootstrap_rows([p[5] for p in prepared])
+    pending: list[tuple[dict[str, Any], np.ndarray, np.ndarray]] = []  # (test, a's values, b's values)
+    for (measure, having, scored, with_queries, queries, values), boot in zip(prepared, resampled, strict=True):
+        intervals = statistics.percentile_intervals(boot) if boot is not None else None
+        for s in having:
+            per_query = scored.get(s.folder)
+            cell: dict[str, Any] = {"system": s.name, "folder": s.folder, "benchmark": bench, "task": task,
+                                    "subset": subset, "split": split, "measure": measure}
+            if per_query and intervals is not None:
+                cell.update(mean=math.fsum(per_query[q] for q in queries) / len(queries),
+                            ci95=[float(v) for v in intervals[with_queries.index(s)]], n=len(queries))
+            else:
+                cell.update(mean=s.mean(task, subset, split, measure), ci95=None, n=None)
+            out.cells.append(cell)
+        if measure == JUDGED_KEY:  # shown to qualify the other scores, not itself compared
+            continue
         if out.baseline is not None and out.baseline not in with_queries:
-            break
-        x = [scored[a.folder][q] for q in queries]
-        y = [scored[b.folder][q] for q in queries]
-        tested = statistics.paired_tests(x, y)
-        out.tests.append({"a": a.folder, "b": b.folder, "benchmark": bench, "task": task, "subset": subset,
-                          "split": split, "measure": measure, "n": tested["n"], "delta": tested["delta"],
-                          "p_ttest": tested["p_ttest"], "p_randomisation": tested["p_randomisation"]})
+            continue
+        for a, b in _pairs(with_queries, out.baseline):
+            test = {"a": a.folder, "b": b.folder, "benchmark": bench, "task": task, "subset": subset,
+                    "split": split, "measure": measure, "n": len(queries)}
+            out.tests.append(test)
+            if values is None:
+                values = np.empty((len(with_queries), 0))
+            pending.append((test, values[with_queries.index(a)], values[with_queries.index(b)]))
+    _run_tests(pending)
+
+
+def _bootstrap_rows(matrices: list[np.ndarray | None]) -> list[np.ndarray | None]:
+    """:func:`statistics.bootstrap_means` of each matrix, in one call per number of queries (the stacked rows share
+    the draw they would each have had alone)."""
+    out: list[np.ndarray | None] = [None] * len(matrices)
+    by_n: dict[int, list[int]] = {}
+    for i, m in enumerate(matrices):
+        if m is not None and m.size:
+            by_n.setdefault(m.shape[1], []).append(i)
+    for indices in by_n.values():
+        chosen = [m for i in indices if (m := matrices[i]) is not None]  # each is (by_n holds only matrices)
+        boot = statistics.bootstrap_means(np.vstack(chosen))
+        start = 0
+        for i, m in zip(indices, chosen, strict=True):
+            out[i] = boot[start:start + len(m)]
+            start += len(m)
+    return out
+
+
+def _run_tests(pending: list[tuple[dict[str, Any], np.ndarray, np.ndarray]],
+               weights: list[np.ndarray] | None = None) -> None:
+    """Fill ``delta``, ``p_ttest`` and ``p_randomisation`` of each pending test (with its ``weights``, when given):
+    one vectorised call per number of queries and weighting, whose draw every test of it shares."""
+    by_kind: dict[tuple[int, bytes], list[int]] = {}
+    for i, (_test, x, _y) in enumerate(pending):
+        by_kind.setdefault((len(x), weights[i].tobytes() if weights is not None else b""), []).append(i)
+    for indices in by_kind.values():
+        x = np.vstack([pending[i][1] for i in indices])
+        y = np.vstack([pending[i][2] for i in indices])
+        tested = statistics.paired_tests_rows(x, y, weights=weights[indices[0]] if weights is not None else None)
+        for row, i in enumerate(indices):
+            pending[i][0].update(delta=float(tested["delta"][row]), p_ttest=float(tested["p_ttest"][row]),
+                                 p_randomisation=float(tested["p_randomisation"][row]))
+
+
+def _average_combos(ordered: list[tuple[str, str, str, str]], keys: dict[tuple[str, str, str, str], list[str]]
+                    ) -> dict[tuple[str, str], list[str]]:
+    """(benchmark, split) → the measures its average rows are made for (the benchmarks registered here)."""
+    own = _benchmark_tasks()
+    combos: dict[tuple[str, str], list[str]] = {}
+    for (b, _t, _s, sp) in ordered:
+        if b in own:
+            known = combos.setdefault((b, sp), [])
+            known += [m for m in keys[(b, _t, _s, sp)] if m != JUDGED_KEY and m not in known]
+    return combos
 
 
 def _task_mean(system: System, task: str, subsets: list[str], split: str, measure: str) -> float:
@@ -307,67 +365,78 @@ def _task_mean(system: System, task: str, subsets: list[str], split: str, measur
 
 
 def _benchmark_cells(out: Comparison, ordered: list[tuple[str, str, str, str]],
-                     keys: dict[tuple[str, str, str, str], list[str]]) -> None:
+                     keys: dict[tuple[str, str, str, str], list[str]], bar: Any) -> None:
     """Per benchmark, split and measure: the average over the benchmark's tasks (a task's score the mean of its
     subsets, as MTEB and the four papers average), for the tasks every system scored; its interval from the tasks'
     paired bootstraps, its randomisation test stratified by task (the weighted mean difference), its t-test over the
-    task scores."""
+    task scores. The measures of one benchmark and split share their draws (as :func:`_task_cells`')."""
     own = _benchmark_tasks()
-    combos = dict.fromkeys((b, sp, m) for (b, _t, _s, sp) in ordered for m in keys[(b, _t, _s, sp)]
-                           if b in own and m != JUDGED_KEY)
-    for bench, split, measure in combos:
-        groups: dict[str, list[str]] = {}  # task → subsets every system has
-        for (name, task, subset, sp) in ordered:
-            if (name, sp) == (bench, split) and task in own[bench] and measure in keys[(name, task, subset, sp)]:
-                if all(s.mean(task, subset, split, measure) is not None for s in out.systems):
-                    groups.setdefault(task, []).append(subset)
-        if len(groups) < 2:
-            continue
-        tasks = sorted(groups)
-        testable = [s for s in out.systems if all(s.scores(t, sub, split, measure) for t in tasks for sub in groups[t])]
-        # per (task, subset): the queries all testable systems share, and their paired bootstrap means
-        parts: list[tuple[str, str, list[str], float, np.ndarray]] = []
-        for t in tasks:
-            for sub in groups[t]:
-                scored = [sc for s in testable if (sc := s.scores(t, sub, split, measure))]  # each has scores
-                queries = statistics.common_queries(*scored) if testable else []
-                weight = 1.0 / (len(tasks) * len(groups[t]) * max(len(queries), 1))
-                values = np.array([[sc[q] for q in queries] for sc in scored])
-                parts.append((t, sub, queries, weight, values))
-        boot: np.ndarray | None = None
-        if testable and all(p[2] for p in parts):
-            boot = functools.reduce(operator.add, (
-                statistics.bootstrap_means(p[4]) * (1.0 / (len(tasks) * len(groups[p[0]]))) for p in parts))
-        for s in out.systems:
-            task_scores = [_task_mean(s, t, groups[t], split, measure) for t in tasks]
-            cell = {"system": s.name, "folder": s.folder, "benchmark": bench, "task": AVERAGE,
-                    "subset": ALL_SUBSETS, "split": split, "measure": measure,
-                    "mean": float(np.mean(task_scores)), "ci95": None, "n": None, "tasks": tasks}
-            if boot is not None and s in testable:
-                j = testable.index(s)
-                cell["mean"] = float(sum(p[3] * p[4][j].sum() for p in parts))
-                cell["ci95"] = list(statistics.percentile_interval(boot[j]))
-                cell["n"] = int(sum(len(p[2]) for p in parts))
-            out.cells.append(cell)
-        out.groups.append((bench, AVERAGE, ALL_SUBSETS, split, measure))
-        if boot is None:
-            continue
-        base = out.baseline if out.baseline in testable else None
-        if out.baseline is not None and base is None:
-            continue
-        for a, b in _pairs(testable, base):
-            ia, ib = testable.index(a), testable.index(b)
-            x = np.concatenate([p[4][ia] for p in parts])
-            y = np.concatenate([p[4][ib] for p in parts])
+    for (bench, split), measures in _average_combos(ordered, keys).items():
+        bar.set_postfix_str(f"{bench} {AVERAGE} {split}", refresh=False)
+        prepared = []
+        for measure in measures:
+            groups: dict[str, list[str]] = {}  # task → subsets every system has
+            for (name, task, subset, sp) in ordered:
+                if (name, sp) == (bench, split) and task in own[bench] and measure in keys[(name, task, subset, sp)]:
+                    if all(s.mean(task, subset, split, measure) is not None for s in out.systems):
+                        groups.setdefault(task, []).append(subset)
+            if len(groups) < 2:
+                continue
+            tasks = sorted(groups)
+            testable = [s for s in out.systems
+                        if all(s.scores(t, sub, split, measure) for t in tasks for sub in groups[t])]
+            # per (task, subset): the queries all testable systems share, and their values
+            parts: list[tuple[str, str, list[str], float, np.ndarray]] = []
+            for t in tasks:
+                for sub in groups[t]:
+                    scored = [sc for s in testable if (sc := s.scores(t, sub, split, measure))]  # each has scores
+                    queries = statistics.common_queries(*scored) if testable else []
+                    weight = 1.0 / (len(tasks) * len(groups[t]) * max(len(queries), 1))
+                    values = np.array([[sc[q] for q in queries] for sc in scored]).reshape(len(scored), len(queries))
+                    parts.append((t, sub, queries, weight, values))
+            prepared.append((measure, groups, tasks, testable, parts))
+        # every part of every measure in one bootstrap per number of queries (none for an untestable measure)
+        resampled = iter(_bootstrap_rows([p[4] if item[3] and all(q[2] for q in item[4]) else None
+                                          for item in prepared for p in item[4]]))
+        pending: list[tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, float]] = []
+        for measure, groups, tasks, testable, parts in prepared:
+            boots = [next(resampled) for _ in parts]
+            boot: np.ndarray | None = None
+            if testable and all(p[2] for p in parts):  # then every part was resampled
+                boot = functools.reduce(np.add, (b * (1.0 / (len(tasks) * len(groups[p[0]])))
+                                                 for p, b in zip(parts, boots, strict=True) if b is not None))
+            intervals = statistics.percentile_intervals(boot) if boot is not None else None
+            for s in out.systems:
+                task_scores = [_task_mean(s, t, groups[t], split, measure) for t in tasks]
+                cell = {"system": s.name, "folder": s.folder, "benchmark": bench, "task": AVERAGE,
+                        "subset": ALL_SUBSETS, "split": split, "measure": measure,
+                        "mean": float(np.mean(task_scores)), "ci95": None, "n": None, "tasks": tasks}
+                if intervals is not None and s in testable:
+                    j = testable.index(s)
+                    cell["mean"] = float(sum(p[3] * p[4][j].sum() for p in parts))
+                    cell["ci95"] = [float(v) for v in intervals[j]]
+                    cell["n"] = int(sum(len(p[2]) for p in parts))
+                out.cells.append(cell)
+            out.groups.append((bench, AVERAGE, ALL_SUBSETS, split, measure))
+            if boot is None:
+                continue
+            base = out.baseline if out.baseline in testable else None
+            if out.baseline is not None and base is None:
+                continue
             w = np.concatenate([np.full(len(p[2]), p[3]) for p in parts])
-            tested = statistics.paired_tests(x, y, weights=w)
-            task_a = [_task_mean(a, t, groups[t], split, measure) for t in tasks]
-            task_b = [_task_mean(b, t, groups[t], split, measure) for t in tasks]
-            out.tests.append({"a": a.folder, "b": b.folder, "benchmark": bench, "task": AVERAGE,
-                              "subset": ALL_SUBSETS, "split": split, "measure": measure, "n": tested["n"],
-                              "tasks": len(tasks), "delta": tested["delta"],
-                              "p_ttest": statistics.ttest_p(task_a, task_b),
-                              "p_randomisation": tested["p_randomisation"]})
+            for a, b in _pairs(testable, base):
+                ia, ib = testable.index(a), testable.index(b)
+                task_a = [_task_mean(a, t, groups[t], split, measure) for t in tasks]
+                task_b = [_task_mean(b, t, groups[t], split, measure) for t in tasks]
+                test = {"a": a.folder, "b": b.folder, "benchmark": bench, "task": AVERAGE, "subset": ALL_SUBSETS,
+                        "split": split, "measure": measure, "n": len(w), "tasks": len(tasks)}
+                out.tests.append(test)
+                pending.append((test, np.concatenate([p[4][ia] for p in parts]),
+                                np.concatenate([p[4][ib] for p in parts]), w, statistics.ttest_p(task_a, task_b)))
+        _run_tests([(t, x, y) for t, x, y, _w, _p in pending], [w for _t, _x, _y, w, _p in pending])
+        for test, _x, _y, _w, p_task_means in pending:
+            test["p_ttest"] = p_task_means  # a macro average's t-test is over its task means
+        bar.update()
 
 
 def _published_rows(out: Comparison) -> list[dict[str, Any]]:
@@ -603,7 +672,7 @@ def chart(out: Comparison, bench: str, path: Path) -> Path:
 
 
 def make_compare(results: list[str | Path], out_dir: str | Path, *, baseline: str | None = None,
-                 measures: list[str] | None = None, allow_demo: bool = False) -> Path:
+                 measures: list[str] | None = None, allow_demo: bool = False, progress: bool = False) -> Path:
     """Write compare.json, compare.md, compare.tex and the charts into ``out_dir``; return compare.md's path."""
     from complexir.mteb import hook as mteb_hook
 
@@ -615,7 +684,7 @@ def make_compare(results: list[str | Path], out_dir: str | Path, *, baseline: st
         if not s.run.per_query:
             logger.warning("%s has no per-query scores (a plain `mteb run` folder?): its means are shown, but no "
                            "interval or test can be computed for it", s.folder)
-    result = compare(systems, baseline=base, measures=measure_keys(measures))
+    result = compare(systems, baseline=base, measures=measure_keys(measures), progress=progress)
     out = Path(out_dir)
     charts = {}
     files: dict[Path, FileContent] = {}

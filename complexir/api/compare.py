@@ -18,4 +18,4 @@ def compare(options: CompareOptions | None = None, /, **fields: Any) -> Path:
 
     return Path(make_compare([str(path) for path in options.results], str(options.out), baseline=options.baseline,
                              measures=list(options.measures) if options.measures else None,
-                             allow_demo=options.allow_demo))
+                             allow_demo=options.allow_demo, progress=options.progress))

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RUNS_FOLDER = "runs"  # under the output: the default save_runs folder, beside results/ and per_query/
+PROGRESS_AFTER_S = 2.0  # the up-front check of runs shows a bar only when it takes longer than this
 
 
 def runs_task_names(options: RunOptions) -> list[str] | None:
@@ -82,8 +83,12 @@ def fixed_runs_setup(options: RunOptions, tasks: list[Any]) -> FixedRunsSetup:
         raise RunsError(f"{folder.path_of(*missing[0])}: no run for task {missing[0][0]} (subset {missing[0][1]}, "
                         f"split {missing[0][2]}); {len(missing)} of {len(wanted)} task/subset/split(s) missing "
                         f"from {folder.path}")
-    for entry in wanted:  # every file parsed now (format, NaN/inf, repeats): refused before anything is scored
-        folder.run(*entry)
+    # every file checked now (format, NaN/inf, repeats): refused before anything is scored; a bar on stderr once
+    # the checks take a while (big runs), then mteb's own bar per task while they are scored
+    from tqdm.auto import tqdm
+
+    for entry in tqdm(wanted, desc="checking runs", unit="file", delay=PROGRESS_AFTER_S):
+        folder.check(*entry)
     if not options.allow_other_data:
         for task in tasks:
             refuse_other_data(folder, task)

@@ -82,6 +82,7 @@ class CompareOptions:
     baseline: str | None = None  # test every system against this one only (None: every pair)
     measures: tuple[str, ...] | None = None  # None: each benchmark's headline and official measures
     allow_demo: bool = False
+    progress: bool = True  # a bar on stderr over the tasks compared
 
     def __post_init__(self) -> None:
         _as_tuples(self, ("results", "measures"))

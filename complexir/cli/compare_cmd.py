@@ -27,6 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-demo", action="store_true",
                         help="accept results of demo data (or of data no result names) and label them as demo")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(func=run)
 
 
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from complexir.api.compare import compare
 
     path = compare(CompareOptions(results=tuple(args.results), out=args.out, baseline=args.baseline,
-                                  measures=tuple(args.measure) if args.measure else None, allow_demo=args.allow_demo))
+                                  measures=tuple(args.measure) if args.measure else None, allow_demo=args.allow_demo,
+                                  progress=not args.no_progress))
     print(f"comparison written to {path} (and compare.json, compare.tex, charts)")
     return 0
