@@ -36,13 +36,14 @@ from typing import Any
 
 from complexir.analysis import compare as comparing
 from complexir.analysis.tables import JUDGED_KEY
+from complexir.runs import RELEASED_SYSTEM_PREFIX
 
 logger = logging.getLogger(__name__)
 
 FORMAT = "complexir-leaderboard/1"
 HUB_URL = "https://huggingface.co"
 HUB_MEASURE = "hub_value"  # the measure of a Hub leaderboard view: the value the Hub ranks by
-RELEASED_PREFIX = "release/"  # complexir run --release-runs names each released run release/<name>
+RELEASED_PREFIX = f"{RELEASED_SYSTEM_PREFIX}/"  # complexir run --release-runs names each released run so
 #: What each row's ``source`` says, as the page shows it.
 SOURCES = {
     "local": "result folder",

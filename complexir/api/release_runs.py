@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from complexir.api.options import RunOptions
 from complexir.layout.schema import RUNS as RUNS_CONFIG  # the data kind of the <subset>-runs config
+from complexir.runs import RELEASED_SYSTEM_PREFIX as SYSTEM_PREFIX
 
 if TYPE_CHECKING:
     from complexir.hub.provenance import DataProvenance
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SYSTEM_PREFIX = "release"
 #: the measures shown per released run: (label, mteb's key)
 MEASURES = (("nDCG@20", "ndcg_at_20"), ("α-nDCG@20", "alpha_ndcg_at_20"), ("StRecall@20", "strecall_at_20"))
 
