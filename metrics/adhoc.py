@@ -22,8 +22,8 @@ import numpy as np
 from .measures import Measure, MeasureKind, max_depth, parse_measure
 from .ranking import dedupe_rankings, index_within_runs, run_starts
 
-__all__ = ["DEFAULT_ADHOC_MEASURES", "PAST_END", "UNJUDGED", "adhoc_per_query", "adhoc_scores", "adhoc_scores_of_codes",
-           "check_labels"]
+__all__ = ["DEFAULT_ADHOC_MEASURES", "JUDGED_CEILING_KEY", "PAST_END", "UNJUDGED", "adhoc_per_query", "adhoc_scores",
+           "adhoc_scores_of_codes", "judged_ceiling_per_query", "check_labels"]
 
 logger = logging.getLogger(__name__)
 
@@ -233,3 +233,21 @@ def adhoc_scores_of_codes(ranked_topic: np.ndarray, ranked_doc: np.ndarray, judg
 def mean_scores(per_query: dict[str, dict[str, float]]) -> dict[str, float]:
     """Arithmetic mean per measure over the queries present (0.0 for an empty measure)."""
     return {name: (math.fsum(v.values()) / len(v) if v else 0.0) for name, v in per_query.items()}
+
+
+# Beside Judged@10 (every task reports it), the largest Judged@10 the qrels allow each query (its judged documents, at
+# most 10, over the top 10 or the ranking when shorter): a benchmark that judges one document per query allows 0.1, so
+# its Judged@10 is read against that, not against 1 (complexir.analysis.tables.judged_low).
+JUDGED_CEILING_KEY = "judged_at_10_max"
+
+
+def judged_ceiling_per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, list[str]],
+                             k: int = 10) -> dict[str, float]:
+    """Per query of ``qrels``: the largest Judged@k a ranking as long as the one given could reach, min(judged
+    documents, k, its length) / min(k, its length) (a query not ranked: over k, as Judged@k reads it)."""
+    out = {}
+    for qid, judged in qrels.items():
+        length = len(rankings.get(qid, ()))
+        depth = min(k, length) if length else k
+        out[qid] = min(len(judged), depth) / depth
+    return out

@@ -42,6 +42,7 @@ from complexir.hub.provenance import DataProvenance
 from complexir.layout import reader
 from complexir.layout.folder import BenchmarkFolder
 from complexir.metrics import adhoc_per_query, max_depth, parse_measure, rank_run
+from complexir.metrics.adhoc import JUDGED_CEILING_KEY, judged_ceiling_per_query
 from complexir.mteb.internals import card_dataset_loader
 from complexir.registry.benchmarks import BenchmarkSpec
 from complexir.runs.folder import ExpectsTaskIds
@@ -64,24 +65,6 @@ MTEB_ADHOC = ("nDCG", "AP", "R", "P", "RR")
 # score read against pooled or sparse judgments says how far it can be trusted (``judged_at_10``).
 # A judged query never ranked (no positive: dropped from the layout) scores 0 here as on every measure.
 JUDGED_MEASURES = ("Judged@10",)
-# Beside it, the largest Judged@10 the qrels allow each query (its judged documents, at most 10, over the top 10 or the
-# ranking when shorter): a benchmark that judges one document per query allows 0.1, so its Judged@10 is read against
-# that, not against 1 (complexir.analysis.tables.judged_low).
-JUDGED_CEILING_KEY = "judged_at_10_max"
-
-
-def judged_ceiling_per_query(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, list[str]],
-                             k: int = 10) -> dict[str, float]:
-    """Per query of ``qrels``: the largest Judged@k a ranking as long as the one given could reach, min(judged
-    documents, k, its length) / min(k, its length) (a query not ranked: over k, as Judged@k reads it)."""
-    out = {}
-    for qid, judged in qrels.items():
-        length = len(rankings.get(qid, ()))
-        depth = min(k, length) if length else k
-        out[qid] = min(len(judged), depth) / depth
-    return out
-
-
 def mteb_adhoc_per_query(qrels: Mapping[str, Mapping[str, int]], results: dict[str, dict[str, float]],
                          k_values: list[int], extra: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
     """Per-query values of every ad hoc score MTEB reports (``ndcg_at_10``, ``hit_rate_at_5``, ``accuracy``...),

@@ -117,14 +117,13 @@ def test_run_table_flags_a_low_judged_fraction():
 def test_judged_is_low_against_what_the_qrels_allow():
     """A benchmark that judges one document per query allows a Judged@10 of 0.1 at most: a run reaching 0.1 there is
     as judged as it can be, not flagged; half of it is; results without the ceiling keep the rule against 1."""
-    from complexir.analysis import tables
     from complexir.analysis.tables import judged_low, judged_low_in
     from complexir.cli.run_cmd import judged_note, render_table
-    from complexir.tasks.layout_task import JUDGED_CEILING_KEY, judged_ceiling_per_query, mteb_adhoc_per_query
+    from complexir.metrics.adhoc import JUDGED_CEILING_KEY, judged_ceiling_per_query
+    from complexir.tasks.layout_task import mteb_adhoc_per_query
 
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {f"d{i}": 0 for i in range(30)} | {"d0": 1}}
     run = {q: {f"d{i}": float(-i) for i in range(40)} for q in qrels}
-    assert tables.JUDGED_CEILING_KEY == JUDGED_CEILING_KEY  # the tasks write it, the tables read it
     ceiling = judged_ceiling_per_query(qrels, {q: list(docs) for q, docs in run.items()})
     assert ceiling == {"q1": 0.1, "q2": 0.1, "q3": 1.0}
     # a ranking shorter than 10 (a 4-document corpus): Judged@10 is over its length, and so is its ceiling

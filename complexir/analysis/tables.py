@@ -13,6 +13,7 @@ from typing import Any
 
 from complexir.analysis.statistics import N_RESAMPLES
 from complexir.hub.provenance import DEMO_RESULTS_MARK
+from complexir.metrics.adhoc import JUDGED_CEILING_KEY
 from complexir.metrics.measures import measure_label
 from complexir.runs.results import ModelRun
 
@@ -20,9 +21,8 @@ from complexir.runs.results import ModelRun
 METRIC_LABELS = {"doc_token_share_seen": "doc tokens read (share)",  # LoCoV1: a share of each document, not a count
                  "judged_at_10_max": "Judged@10 allowed by the qrels"}
 JUDGED_KEY = "judged_at_10"  # every task's Judged@10 (ir_measures' judgment rate)
-# The largest Judged@10 the task's qrels allow (complexir.tasks.layout_task.JUDGED_CEILING_KEY): one judged document
-# per query allows 0.1. Results written before it have none: then the ceiling is 1.
-JUDGED_CEILING_KEY = "judged_at_10_max"
+# JUDGED_CEILING_KEY: the largest Judged@10 the task's qrels allow (the tasks write it): one judged document per query
+# allows 0.1. Results written before it have none: then the ceiling is 1.
 JUDGED_FLOOR = 0.5  # below this share of its ceiling, most of what could be judged in a task's top 10 is not
 
 
