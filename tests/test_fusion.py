@@ -185,3 +185,20 @@ def test_rrf_k_beyond_float_precision_is_refused(tmp_path, capsys):
     assert 1 / (10**17 + 1) == 1 / (10**17 + 2)  # where ranks tie: the fused order would be the ids'
     with pytest.raises(ValueError, match="too large"):
         fuse([run, run], "rrf", 10**17)
+
+
+def test_fusing_run_files_never_replaces_a_file_it_did_not_write(tmp_path, capsys):
+    """A TREC --out that holds another tool's run (or any other file) is refused, unchanged; a file this fusion
+    wrote is replaced."""
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    write_run_file(a, {"q": {"d1": 2.0, "d2": 1.0}}, "a")
+    write_run_file(b, {"q": {"d2": 2.0, "d1": 1.0}}, "b")
+    mine = tmp_path / "mine.trec"
+    mine.write_text("q Q0 d9 1 3.5 bm25\n")
+    assert main(["fuse", str(a), str(b), "--method", "rrf", "--out", str(mine)]) == 2
+    assert f"--out {mine}:1: not a run of fusion/rrf-k60" in capsys.readouterr().err
+    assert mine.read_text() == "q Q0 d9 1 3.5 bm25\n"
+    fused = tmp_path / "fused.trec"
+    assert main(["fuse", str(a), str(b), "--method", "rrf", "--out", str(fused)]) == 0
+    assert main(["fuse", str(a), str(b), "--method", "rrf", "--out", str(fused)]) == 0  # its own output: replaced
+    assert set(read_run_file(fused)["q"]) == {"d1", "d2"}

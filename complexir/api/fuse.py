@@ -60,6 +60,8 @@ def fuse(options: FuseOptions | None = None, /, **fields: Any) -> FuseResult:
     method = f"{method_name} (k={options.k})" if rrf else f"{method_name} (min-max)"
 
     if all(p.is_file() for p in inputs):  # TREC files in, one TREC file out
+        if out.exists() or out.is_symlink():
+            _check_replaceable_file(out, name)  # refused before any fusion
         runs = [read_run_file(p) for p in inputs]
         fused = fuse_runs(runs, method_name, options.k)
         write_run_file(out, fused, name, options.depth)
@@ -133,3 +135,20 @@ def _check_replaceable(out: Path, name: str) -> None:
     if other:
         raise RunsError(f"--out {out} holds files complexir fuse did not write ({other[0]}); choose a new folder for "
                         "the fused runs")
+
+
+def _check_replaceable_file(out: Path, name: str) -> None:
+    """A TREC ``--out`` may be replaced only when it is a run file this fusion wrote: every line's tag (the sixth
+    column) is ``name``, as ``write_run_file`` writes it. Another tool's run, another fusion's or any other file
+    is never replaced without a word."""
+    from complexir.runs.folder import RunsError
+
+    if not out.is_file() or out.is_symlink():
+        raise RunsError(f"--out {out}: not a file; choose a new file for the fused run")
+    tag = "_".join(name.split()) or "run"
+    with open(out, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            fields = line.split()
+            if fields and (len(fields) != 6 or fields[5].decode("utf-8", "replace") != tag):
+                raise RunsError(f"--out {out}:{number}: not a run of {name} (this fusion's tag); complexir fuse "
+                                "replaces only its own output: choose a new file for the fused run")
