@@ -457,6 +457,16 @@ class LayoutTaskMetadata(TaskMetadata):
             return folder / DESCRIPTIVE_STATS_FOLDER / f"{self.name}.json"
         return super().descriptive_stat_path
 
+    def __getstate__(self) -> dict[Any, Any]:
+        """Pickled (the Ray engine ships the metadata to its workers) without ``_locate``: a method of the task, whose
+        pickle would carry the task and the model it is evaluating. A copy elsewhere needs no locating: it is asked
+        for scores, not for statistics."""
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private and private.get("_locate") is not None:
+            state = {**state, "__pydantic_private__": {**private, "_locate": None}}
+        return state
+
     def located_by(self, locate: Callable[[], Path | None]) -> LayoutTaskMetadata:
         """A copy whose statistics, until :meth:`reading` names the folder read, are in the folder ``locate()``
         finds (asked each time: a task's source may be set after it was made)."""

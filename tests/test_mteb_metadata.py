@@ -156,3 +156,17 @@ def test_tasks_the_demos_do_not_serve_show_no_statistics(monkeypatch):
     for cls in without:
         task = mteb.get_task(cls.metadata.name)
         assert task.metadata.descriptive_stats is None and task.metadata.n_samples is None, cls.metadata.name
+
+
+def test_a_task_s_metadata_pickles_without_the_task():
+    """The Ray engine ships a task's metadata to its workers: its pickle must not carry the task (and through it the
+    model being evaluated), only what scoring reads."""
+    import pickle
+
+    from complexir.tasks import tasks_by_name
+
+    task = tasks_by_name()["LoCoV1GovReport"]()
+    task.model_in_use = object()  # anything the task holds that cannot be pickled
+    copy = pickle.loads(pickle.dumps(task.metadata))
+    assert copy.name == task.metadata.name and copy.main_score == task.metadata.main_score
+    assert copy._locate is None
