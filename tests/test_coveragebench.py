@@ -299,7 +299,9 @@ def _fixed_run(task, subset: str) -> dict[str, dict[str, float]]:
     return run
 
 
-@pytest.mark.parametrize("task_name", ["CoverageBenchCAsT2020", "CoverageBenchCRUXDUC04"])
+@pytest.mark.parametrize("task_name", ["CoverageBenchCAsT2020", "CoverageBenchFairRanking2022",
+                                       "CoverageBenchNeuCLIR2024", "CoverageBenchRAG2024", "CoverageBenchRAGTIME2025",
+                                       "CoverageBenchCRUXMultiNews", "CoverageBenchCRUXDUC04"])
 def test_task_scores_equal_ir_measures_and_pyndeval(coveragebench_demo, task_name):
     ir_measures = pytest.importorskip("ir_measures")
     pyndeval = pytest.importorskip("pyndeval")

@@ -1,6 +1,7 @@
 """``complexir run``: evaluate a model on the benchmarks through ``mteb.evaluate`` and print one table.
 
-With no arguments: the packaged all-MiniLM-L6-v2 on the demo copy of every benchmark shipped in the package.
+With no arguments: the packaged all-MiniLM-L6-v2 on the demo copy of every benchmark shipped in the package
+(the subsets each spec's ``demo_run_subsets`` names; --benchmark/--task reach the rest of the demo).
 Writes MTEB's result JSON under ``--output``/results (MTEB's own cache layout) and, beside it, the per-query
 scores that significance tests need, under ``--output``/per_query.
 """
@@ -119,9 +120,24 @@ def resolve_source(arg: str | None) -> DataSource:
     return choose_source(arg, os.environ, demo_data_dir())
 
 
+def is_demo_dir(data_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``data_dir`` is the demo folder shipped in the package."""
+    return Path(data_dir).resolve() == demo_data_dir().resolve()
+
+
+def in_default_demo_run(task: Any) -> bool:
+    """Whether a plain ``complexir run`` on the demos scores ``task``: its benchmark's spec names the subsets of
+    the default demo run (``demo_run_subsets``; None: all); --benchmark and --task reach every task the demo holds."""
+    from complexir.registry.benchmarks import get_spec
+
+    chosen = get_spec(task.benchmark_dir).demo_run_subsets
+    return chosen is None or set(task.upstream_subsets()) <= set(chosen)
+
+
 def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: DataSource,
                  splits: list[str]) -> list[Any]:
-    """Task instances reading ``source``, restricted to those whose data exists when it is a local folder."""
+    """Task instances reading ``source``, restricted to those whose data exists when it is a local folder (and,
+    with neither benchmarks nor names on the demos, to the default demo run: :func:`in_default_demo_run`)."""
     data_dir = source.data_dir
     from complexir.tasks import all_tasks, benchmark_of, benchmarks_by_name, tasks_by_name
 
@@ -141,6 +157,8 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
             raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS_BY_NAME)}")
         wanted = {lower[b.lower()] for b in benchmarks}
         classes = [c for c in classes if BENCHMARK_OF[c.metadata.name] in wanted]
+    if not names and not benchmarks and data_dir is not None and is_demo_dir(data_dir):
+        classes = [c for c in classes if in_default_demo_run(c())]
     tasks = []
     for cls in classes:
         task = cls()
