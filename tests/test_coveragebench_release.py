@@ -235,14 +235,13 @@ def test_release_runs_equal_ir_measures_and_pyndeval(coveragebench_demo, tmp_pat
                  "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "release/bm25" in out and "α-nDCG@20" in out and "StRecall@20" in out and "cast2020" in out
-    from complexir.runs.folder import RunsFolder  # each run also left as a runs folder that --runs scores
-
+    from complexir.runs.folder import RunsFolder
     from complexir.tasks import TASKS_BY_NAME
     from complexir.upstream.coveragebench import find_qrels_file
 
     retrieval = [f"CoverageBench{title}" for title in ("CAsT2020", "FairRanking2022", "NeuCLIR2024", "RAG2024",
                                                        "RAGTIME2025", "CRUXMultiNews", "CRUXDUC04")]
-    folder = RunsFolder(tmp_path / "release-runs" / "bm25")
+    folder = RunsFolder(tmp_path / "release-runs" / "bm25")  # each run also left as a runs folder --runs scores
     assert folder.system == "release/bm25" and sorted(folder.tasks()) == sorted(retrieval)
 
     for task_name in retrieval:  # every demo collection, its graded CRUX labels from 3
