@@ -11,8 +11,9 @@ import pytest
 from run_output import MODEL, MODEL_DIR, store_counts, table_rows
 
 from complexir.cli.main import main
-from complexir.cli.run_cmd import demo_data_dir, in_default_demo_run
+from complexir.cli.run_cmd import demo_data_dir
 from complexir.layout.validation import validate_folder
+from complexir.registry.benchmarks import get_spec
 from complexir.tasks import BENCHMARKS, TASKS
 from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
 
@@ -50,7 +51,8 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     rows = table_rows(out)
     assert {row[0] for row in rows} == {"CRUMB", "IRSC", "LoCoV1", "CoverageBench"}
-    runnable = [cls.metadata.name for cls in TASKS if in_default_demo_run(cls())]
+    runnable = [cls.metadata.name for cls in TASKS
+                if get_spec(cls.benchmark_dir).in_default_demo_run(cls().upstream_subsets())]
     assert sorted({row[1] for row in rows}) == sorted(runnable)
     # The first run encodes every text once: tasks sharing a corpus (IRSC's five, CoverageBench's full and
     # rerank tasks) are served from the embedding store.

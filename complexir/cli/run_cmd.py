@@ -120,24 +120,10 @@ def resolve_source(arg: str | None) -> DataSource:
     return choose_source(arg, os.environ, demo_data_dir())
 
 
-def is_demo_dir(data_dir: str | os.PathLike[str]) -> bool:
-    """Whether ``data_dir`` is the demo folder shipped in the package."""
-    return Path(data_dir).resolve() == demo_data_dir().resolve()
-
-
-def in_default_demo_run(task: Any) -> bool:
-    """Whether a plain ``complexir run`` on the demos scores ``task``: its benchmark's spec names the subsets of
-    the default demo run (``demo_run_subsets``; None: all); --benchmark and --task reach every task the demo holds."""
-    from complexir.registry.benchmarks import get_spec
-
-    chosen = get_spec(task.benchmark_dir).demo_run_subsets
-    return chosen is None or set(task.upstream_subsets()) <= set(chosen)
-
-
 def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: DataSource,
                  splits: list[str]) -> list[Any]:
     """Task instances reading ``source``, restricted to those whose data exists when it is a local folder (and,
-    with neither benchmarks nor names on the demos, to the default demo run: :func:`in_default_demo_run`)."""
+    with neither benchmarks nor names on the demos, to each spec's ``demo_run_subsets``)."""
     data_dir = source.data_dir
     from complexir.tasks import all_tasks, benchmark_of, benchmarks_by_name, tasks_by_name
 
@@ -157,8 +143,10 @@ def select_tasks(benchmarks: list[str] | None, names: list[str] | None, source: 
             raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS_BY_NAME)}")
         wanted = {lower[b.lower()] for b in benchmarks}
         classes = [c for c in classes if BENCHMARK_OF[c.metadata.name] in wanted]
-    if not names and not benchmarks and data_dir is not None and is_demo_dir(data_dir):
-        classes = [c for c in classes if in_default_demo_run(c())]
+    if not names and not benchmarks and data_dir is not None and Path(data_dir).resolve() == demo_data_dir().resolve():
+        from complexir.registry.benchmarks import get_spec  # the default demo run: each spec's demo_run_subsets
+
+        classes = [c for c in classes if get_spec(c.benchmark_dir).in_default_demo_run(c().upstream_subsets())]
     tasks = []
     for cls in classes:
         task = cls()
