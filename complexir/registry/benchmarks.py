@@ -154,16 +154,16 @@ class BenchmarkSpec:
         """Subset names in spec order, those whose flags match (``subset_names(maxp=True)``)."""
         return tuple(s.name for s in self.subsets if all(getattr(s, f) == v for f, v in flags.items()))
 
-    def in_default_demo_run(self, subsets: tuple[str, ...] | list[str]) -> bool:
-        """Whether a plain ``complexir run`` on the demos scores a task that reads ``subsets`` (its
-        ``upstream_subsets()``): all of them are among ``demo_run_subsets``, or that is None."""
-        return self.demo_run_subsets is None or set(subsets) <= set(self.demo_run_subsets)
-
     def layout_subsets(self) -> tuple[str, ...]:
         """Every layout subset a full build writes (settings expanded)."""
         if self.settings:
             return tuple(f"{s.name}-{setting.name}" for s in self.subsets for setting in self.settings)
         return self.subset_names()
+
+    def in_default_demo_run(self, subsets: tuple[str, ...] | list[str]) -> bool:
+        """Whether a plain ``complexir run`` on the demos scores a task that reads ``subsets`` (its
+        ``upstream_subsets()``): all of them are among ``demo_run_subsets``, or that is None."""
+        return self.demo_run_subsets is None or set(subsets) <= set(self.demo_run_subsets)
 
 
 # -- the registry -------------------------------------------------------------------------------------------------
