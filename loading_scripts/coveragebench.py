@@ -351,7 +351,7 @@ def build_coveragebench(
             if subset in NATIVE_DOCS:
                 writer.note(subset, "document text", f"{language}" + (" (English machine translation, as the paper "
                             "scored)" if language == "translated" else " (the original languages)")
-                            + (f"; --docs {docs[subset]}" if subset in docs else ""))
+                            + (f"; --docs {sources[subset]}" if subset in docs else ""))  # no path of this machine
         card.extra.update(_tables(stats))
         card.extra["corpus_setting"] = corpus
     return Path(out_dir)

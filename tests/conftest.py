@@ -86,8 +86,12 @@ def coveragebench_demo(tmp_path_factory) -> Path:
     """A data dir holding CoverageBench built from the demo release of tests/fixtures/coveragebench (read only:
     the CoverageBench and released-runs tests score it)."""
     from complexir.loading_scripts.coveragebench import build_coveragebench
+    from complexir.registry.benchmarks import get_spec
 
     data = tmp_path_factory.mktemp("demo")
+    subsets = get_spec("coveragebench").subset_names()
+    docs = {name: f"jsonl:corpus/{name}.jsonl" for name in subsets}
+    docs["crux_duc04"] = "corpus/crux_duc04.jsonl"  # a bare path reads as JSON Lines too
     build_coveragebench(REFERENCE_FIXTURES / "coveragebench" / "demo_upstream", data / "coveragebench", progress=False,
-                        docs={"cast2020": "jsonl:corpus/cast2020.jsonl", "crux_duc04": "corpus/crux_duc04.jsonl"})
+                        docs=docs)
     return data

@@ -299,12 +299,15 @@ def _fixed_run(task, subset: str) -> dict[str, dict[str, float]]:
     return run
 
 
-@pytest.mark.parametrize("task_name", ["CoverageBenchCAsT2020", "CoverageBenchCRUXDUC04"])
+@pytest.mark.parametrize("task_name", ["CoverageBenchCAsT2020", "CoverageBenchFairRanking2022",
+                                       "CoverageBenchNeuCLIR2024", "CoverageBenchRAG2024", "CoverageBenchRAGTIME2025",
+                                       "CoverageBenchCRUXMultiNews", "CoverageBenchCRUXDUC04"])
 def test_task_scores_equal_ir_measures_and_pyndeval(coveragebench_demo, task_name):
     ir_measures = pytest.importorskip("ir_measures")
     pyndeval = pytest.importorskip("pyndeval")
     from complexir.tasks import TASKS_BY_NAME
     from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
+    from complexir.upstream.coveragebench import find_qrels_file
 
     task = TASKS_BY_NAME[task_name]()
     task.data_dir = coveragebench_demo
@@ -320,7 +323,8 @@ def test_task_scores_equal_ir_measures_and_pyndeval(coveragebench_demo, task_nam
     assert threshold == (3 if subset.startswith("crux_") else 1)
 
     def upstream_qrels():
-        for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels")):
+        # the release's own file name (RAGTIME's is qrels/ragtime.qrels)
+        for q in ir_measures.read_trec_qrels(str(find_qrels_file(DEMO_UPSTREAM, subset))):
             yield q._replace(relevance=int(q.relevance >= threshold)) if threshold > 1 else q
 
     upstream = [q for q in upstream_qrels() if q.query_id in qrels]
@@ -347,7 +351,7 @@ def test_task_scores_equal_ir_measures_and_pyndeval(coveragebench_demo, task_nam
 
     # The means: ndeval averages over every judged topic, a topic whose nuggets no document supports
     # included (it scores 0). The layout cannot keep such a topic; its card lists it and the task counts it in.
-    judged = {q.query_id for q in ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels"))}
+    judged = {q.query_id for q in ir_measures.read_trec_qrels(str(find_qrels_file(DEMO_UPSTREAM, subset)))}
     zero = task.zero_score_queries("default", "test")
     assert set(zero) == judged - set(qrels)
     if subset == "cast2020":

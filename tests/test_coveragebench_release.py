@@ -220,7 +220,7 @@ def test_pinned_documents_keep_the_file_selection():
 # -- the released runs as systems ----------------------------------------------------------------------------------
 def test_graded_crux_labels_support_from_three(coveragebench_demo):
     card = read_front_matter(coveragebench_demo / "coveragebench" / "README.md")
-    assert card["complexir"]["support_threshold"] == {"crux_duc04": 3}  # its labels run 0-3
+    assert card["complexir"]["support_threshold"] == {"crux_duc04": 3, "crux_multinews": 3}  # labels run 0-3
     readme = (coveragebench_demo / "coveragebench" / "README.md").read_text()
     assert "at grade >= 3 (CRUX's answerability threshold)" in readme
 
@@ -234,20 +234,25 @@ def test_release_runs_equal_ir_measures_and_pyndeval(coveragebench_demo, tmp_pat
                  "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "release/bm25" in out and "α-nDCG@20" in out and "StRecall@20" in out and "cast2020" in out
-    from complexir.runs.folder import RunsFolder  # each run also left as a runs folder that --runs scores
+    from complexir.runs.folder import RunsFolder
+    from complexir.tasks import TASKS_BY_NAME
+    from complexir.upstream.coveragebench import find_qrels_file
 
-    folder = RunsFolder(tmp_path / "release-runs" / "bm25")
-    assert folder.system == "release/bm25" and folder.tasks() == ["CoverageBenchCAsT2020", "CoverageBenchCRUXDUC04"]
+    retrieval = [f"CoverageBench{title}" for title in ("CAsT2020", "FairRanking2022", "NeuCLIR2024", "RAG2024",
+                                                       "RAGTIME2025", "CRUXMultiNews", "CRUXDUC04")]
+    folder = RunsFolder(tmp_path / "release-runs" / "bm25")  # each run also left as a runs folder --runs scores
+    assert folder.system == "release/bm25" and sorted(folder.tasks()) == sorted(retrieval)
 
-    for subset, task_name, threshold in (("cast2020", "CoverageBenchCAsT2020", 1),
-                                         ("crux_duc04", "CoverageBenchCRUXDUC04", 3)):
+    for task_name in retrieval:  # every demo collection, its graded CRUX labels from 3
+        subset = TASKS_BY_NAME[task_name].layout_subsets["default"]
+        threshold = 3 if subset.startswith("crux_") else 1
         [result] = tmp_path.rglob(f"results/release__bm25/*/{task_name}.json")
         scores = json.loads(result.read_text())["scores"]["test"][0]
         [per_query] = tmp_path.rglob(f"per_query/release__bm25/*/{task_name}.json")
         per_topic = json.loads(per_query.read_text())["scores"]["default"]["test"]
         # the oracles on the release's own files: the run, and the nugget qrels (labels from the threshold up)
         nugget_qrels = [q._replace(relevance=int(q.relevance >= threshold)) for q in
-                        ir_measures.read_trec_qrels(str(DEMO_UPSTREAM / "qrels" / f"{subset}.qrels"))]
+                        ir_measures.read_trec_qrels(str(find_qrels_file(DEMO_UPSTREAM, subset)))]
         run = list(ir_measures.read_trec_run(str(DEMO_UPSTREAM / "runs" / subset / "bm25.run")))
         topics = {q.query_id for q in nugget_qrels}
         for measure, key in (("alpha_nDCG@20", "alpha_ndcg_at_20"), ("StRecall@20", "strecall_at_20")):

@@ -43,10 +43,13 @@ def test_benchmark_bibtex_is_formatted_as_mteb_requires(benchmark):
     assert benchmark.citation and mteb_formatted_bibtex(benchmark.citation) == benchmark.citation
 
 
-ON_DEMO = [cls for cls in TASKS if cls().available_in(demo_data_dir())]
+def test_the_demos_serve_all_44_tasks():
+    """mteb's metadata test below runs on every task: the demos hold data for each one."""
+    assert len(TASKS) == 44
+    assert [cls.metadata.name for cls in TASKS if not cls().available_in(demo_data_dir())] == []
 
 
-@pytest.mark.parametrize("task_class", ON_DEMO, ids=lambda cls: cls.metadata.name)
+@pytest.mark.parametrize("task_class", TASKS, ids=lambda cls: cls.metadata.name)
 def test_all_metadata_is_filled_and_valid_on_the_demos(task_class, monkeypatch):
     """mteb's own ``test_all_metadata_is_filled_and_valid`` (the checks of its repository's test, through mteb's
     methods), on the task as mteb hands it out (``mteb.get_task``) with the data source the mteb hook sets from
@@ -81,7 +84,7 @@ def test_statistics_follow_the_source_set_after_the_task_was_made(tmp_path):
     reports that data dir's statistics, not those of the source it was made with."""
     import shutil
 
-    cls = ON_DEMO[0]
+    cls = TASKS[0]
     copy = tmp_path / "data"
     shutil.copytree(demo_data_dir() / cls.benchmark_dir, copy / cls.benchmark_dir)
     stats = copy / cls.benchmark_dir / "descriptive_stats" / f"{cls.metadata.name}.json"
@@ -124,7 +127,7 @@ def test_on_the_hub_statistics_come_from_the_cached_repo_else_nowhere(tmp_path, 
     from complexir.hub.data_source import DataSource
     from complexir.tasks import LayoutRetrievalTask
 
-    cls = ON_DEMO[0]
+    cls = TASKS[0]
     monkeypatch.setattr(LayoutRetrievalTask, "default_source", DataSource.hub())
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setenv("COMPLEXIR_CACHE", str(tmp_path / "complexir"))
@@ -143,19 +146,26 @@ def test_on_the_hub_statistics_come_from_the_cached_repo_else_nowhere(tmp_path, 
     assert not task.data_loaded
 
 
-def test_tasks_the_demos_do_not_serve_show_no_statistics(monkeypatch):
-    """Where no data is present, mteb sees no statistics (docs/mteb.md): never another task's, never made up."""
+def test_tasks_a_data_dir_does_not_serve_show_no_statistics(tmp_path, monkeypatch):
+    """Where no data is present, mteb sees no statistics (docs/mteb.md): never another task's, never made up. Here
+    a data dir holding CRUMB's legal_qa only: its two tasks see theirs, every other task none."""
     import mteb
 
+    from complexir.cli.main import main
     from complexir.hub.data_source import DataSource
     from complexir.tasks import LayoutRetrievalTask
 
-    monkeypatch.setattr(LayoutRetrievalTask, "default_source", DataSource.local(demo_data_dir()))
-    without = [cls for cls in TASKS if cls not in ON_DEMO]
-    assert without  # the demos hold a few subsets of each benchmark
-    for cls in without:
+    fixture = Path(__file__).parent / "fixtures" / "crumb" / "demo_upstream"
+    assert main(["build", "crumb", "--source", str(fixture), "--out", str(tmp_path / "crumb"), "--subset", "legal_qa",
+                 "--no-progress"]) == 0
+    monkeypatch.setattr(LayoutRetrievalTask, "default_source", DataSource.local(tmp_path))
+    served = {"CRUMBLegalQA", "CRUMBLegalQAFullDocument"}
+    for cls in TASKS:
         task = mteb.get_task(cls.metadata.name)
-        assert task.metadata.descriptive_stats is None and task.metadata.n_samples is None, cls.metadata.name
+        if cls.metadata.name in served:
+            assert task.metadata.descriptive_stats is not None, cls.metadata.name
+        else:
+            assert task.metadata.descriptive_stats is None and task.metadata.n_samples is None, cls.metadata.name
 
 
 def test_a_task_s_metadata_pickles_without_the_task():

@@ -13,6 +13,7 @@ from run_output import MODEL, MODEL_DIR, store_counts, table_rows
 from complexir.api.run import demo_data_dir
 from complexir.cli.main import main
 from complexir.layout.validation import validate_folder
+from complexir.registry.benchmarks import get_spec
 from complexir.tasks import BENCHMARKS, TASKS
 from complexir.tasks.layout_task import QUERY_MEAN_PREFIXES
 
@@ -22,8 +23,25 @@ def test_every_benchmark_ships_a_valid_demo():
     assert folders == ["coveragebench", "crumb", "irsc", "locov1"]
     for name in folders:
         assert validate_folder(demo_data_dir() / name)
-    for bench in BENCHMARKS:  # every benchmark has at least one task runnable on its demo
-        assert any(type(t)().available_in(demo_data_dir()) for t in bench.tasks), bench.name
+    missing = [cls.metadata.name for cls in TASKS if not cls().available_in(demo_data_dir())]
+    assert not missing, f"tasks without demo data: {missing}"  # every task runs on its benchmark's demo
+
+
+def test_plain_run_scores_the_default_demo_subsets_and_the_rest_is_reachable():
+    """The demo holds every task, but a plain ``complexir run`` scores only the subsets each spec names in
+    ``demo_run_subsets`` (the same 17 tasks as before the demo grew); --benchmark and --task reach the others."""
+    from complexir.api.run import select_tasks
+    from complexir.hub.data_source import DataSource
+
+    demo = DataSource.local(demo_data_dir())
+    default = [t.metadata.name for t in select_tasks(None, None, demo, ["test"])]
+    assert len(default) == 17 and "CRUMBLegalQAFullDocument" in default and "IRSCSummary" in default
+    assert not {"CRUMBTipOfTheTongue", "LoCoV1QMSum", "CoverageBenchRAG2024Rerank"} & set(default)
+    crumb = [t.metadata.name for t in select_tasks(["CRUMB"], None, demo, ["test"])]
+    assert len(crumb) == 13 and "CRUMBTipOfTheTongue" in crumb
+    assert [t.metadata.name for t in select_tasks(None, ["LoCoV1QMSum"], demo, ["test"])] == ["LoCoV1QMSum"]
+    everything = [t.metadata.name for t in select_tasks([b.name for b in BENCHMARKS], None, demo, ["test"])]
+    assert sorted(everything) == sorted(cls.metadata.name for cls in TASKS)
 
 
 @pytest.mark.slow  # the main job: every demo benchmark with the real model, then a rerun
@@ -34,7 +52,8 @@ def test_run_with_no_arguments_then_cached_rerun(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     rows = table_rows(out)
     assert {row[0] for row in rows} == {"CRUMB", "IRSC", "LoCoV1", "CoverageBench"}
-    runnable = [cls.metadata.name for cls in TASKS if cls().available_in(demo_data_dir())]
+    runnable = [cls.metadata.name for cls in TASKS
+                if get_spec(cls.benchmark_dir).in_default_demo_run(cls().upstream_subsets())]
     assert sorted({row[1] for row in rows}) == sorted(runnable)
     # The first run encodes every text once: tasks sharing a corpus (IRSC's five, CoverageBench's full and
     # rerank tasks) are served from the embedding store.

@@ -17,10 +17,13 @@ from run_output import MODEL, table_rows
 from complexir.api.run import demo_data_dir
 from complexir.cli.main import main
 from complexir.hub.data_source import DataSource
+from complexir.registry.benchmarks import get_spec
 from complexir.tasks import TASKS, tasks_by_name
 
 BM25 = "mteb/baseline-bm25s"
-DEMO_TASKS = [cls.metadata.name for cls in TASKS if cls().available_in(demo_data_dir())]
+# the tasks a plain `complexir run` scores on the demos (each spec's demo_run_subsets)
+DEMO_TASKS = [cls.metadata.name for cls in TASKS
+              if get_spec(cls.benchmark_dir).in_default_demo_run(cls().upstream_subsets())]
 SKIP_KEYS = {"hf_subset", "languages", "previous_results_model_meta"}
 
 

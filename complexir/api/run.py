@@ -44,7 +44,8 @@ def resolve_source(data_dir: str | None) -> DataSource:
 
 def select_tasks(benchmarks: list[str] | tuple[str, ...] | None, names: list[str] | tuple[str, ...] | None,
                  source: DataSource, splits: list[str] | tuple[str, ...]) -> list[Any]:
-    """Task instances reading ``source``, restricted to those whose data exists when it is a local folder."""
+    """Task instances reading ``source``, restricted to those whose data exists when it is a local folder (and,
+    with neither benchmarks nor names on the demos, to each spec's ``demo_run_subsets``)."""
     data_dir = source.data_dir
     from complexir.tasks import all_tasks, benchmark_of, benchmarks_by_name, tasks_by_name
 
@@ -63,6 +64,10 @@ def select_tasks(benchmarks: list[str] | tuple[str, ...] | None, names: list[str
             raise ValueError(f"unknown benchmark(s) {unknown}; known: {sorted(benchmark_names)}")
         wanted = {lower[b.lower()] for b in benchmarks}
         classes = [c for c in classes if benchmark_of_task[c.metadata.name] in wanted]
+    if not names and not benchmarks and data_dir is not None and Path(data_dir).resolve() == demo_data_dir().resolve():
+        from complexir.registry.benchmarks import get_spec  # the default demo run: each spec's demo_run_subsets
+
+        classes = [c for c in classes if get_spec(c.benchmark_dir).in_default_demo_run(c().upstream_subsets())]
     tasks = []
     for cls in classes:
         task = cls()

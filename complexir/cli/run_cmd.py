@@ -1,6 +1,7 @@
 """``complexir run``: evaluate a model on the benchmarks through ``mteb.evaluate`` and print one table.
 
-With no arguments: the packaged all-MiniLM-L6-v2 on the demo copy of every benchmark shipped in the package.
+With no arguments: the packaged all-MiniLM-L6-v2 on the demo copy of every benchmark shipped in the package
+(the subsets each spec's ``demo_run_subsets`` names; --benchmark/--task reach the rest of the demo).
 Writes MTEB's result JSON under ``--output``/results (MTEB's own cache layout) and, beside it, the per-query
 scores that significance tests need, under ``--output``/per_query.
 """
