@@ -275,3 +275,11 @@ def test_the_internals_module_imports_no_mteb_at_import_time() -> None:
     names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
     names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
     assert all(n.split(".")[0] in sys.stdlib_module_names or n == "__future__" for n in names), names
+
+
+def test_every_package_of_the_house_is_shipped() -> None:
+    """A room missing from pyproject's package list imports from a checkout (an editable install finds it) but is
+    absent from a wheel: every folder of ``complexir/`` with an ``__init__.py`` is listed."""
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "complexir").rglob("__init__.py")}
+    assert found - listed == set()
