@@ -43,10 +43,10 @@ from tqdm.auto import tqdm
 
 from complexir.mteb.internals import create_dataloader
 from complexir.systems.models import EncoderPassThrough, TokenBudget, corpus_texts, find_sentence_transformer
+from complexir.systems.options import LONG_DOCS
 
 logger = logging.getLogger(__name__)
 
-MODES = ("none", "chunk")
 DEFAULT_OVERLAP = 32
 
 
@@ -254,4 +254,4 @@ def wrap_long_docs(model: EncoderProtocol, mode: str, **options: Any) -> Encoder
         return model
     if mode == "chunk":
         return MaxPSearchWrapper(model, **options)
-    raise ValueError(f"--long-docs {mode!r}: expected one of {MODES}")
+    raise ValueError(f"--long-docs {mode!r}: expected one of {LONG_DOCS}")
