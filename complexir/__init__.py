@@ -24,11 +24,6 @@ if TYPE_CHECKING:
         run,
     )
 
-try:
-    __version__ = metadata.version("complexir")
-except metadata.PackageNotFoundError:  # a source checkout that was never installed
-    __version__ = "unknown"
-
 __all__ = ["CompareOptions", "FuseOptions", "FuseResult", "FusionMethod", "RunOptions", "RunResult", "SearchOptions",
            "SystemKind", "__version__", "compare", "fuse", "run"]
 #: the names ``complexir`` exposes from ``complexir.api``, imported when first asked for
@@ -36,6 +31,13 @@ API_NAMES = frozenset(__all__) - {"__version__"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use too: scanning the installed distributions costs every start-up
+        try:
+            version = metadata.version("complexir")
+        except metadata.PackageNotFoundError:  # a source checkout that was never installed
+            version = "unknown"
+        globals()["__version__"] = version
+        return version
     if name in API_NAMES:
         from complexir import api
 
@@ -46,4 +48,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *API_NAMES})
+    return sorted({*globals(), *API_NAMES, "__version__"})

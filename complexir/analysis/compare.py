@@ -692,7 +692,7 @@ def make_compare(results: list[str | Path], out_dir: str | Path, *, baseline: st
         name = "compare-" + re.sub(r"[^A-Za-z0-9_.-]", "_", bench) + ".png"
         files[out / name] = functools.partial(chart, result, bench)
         charts[bench] = name
-    files[out / "compare.json"] = json.dumps(_json_safe(result.to_json()), indent=1, allow_nan=False)
+    files[out / "compare.json"] = json.dumps(json_safe(result.to_json()), indent=1, allow_nan=False)
     files[out / "compare.tex"] = render_latex(result)
     path = out / "compare.md"
     files[path] = render_markdown(result, charts)
@@ -702,12 +702,12 @@ def make_compare(results: list[str | Path], out_dir: str | Path, *, baseline: st
     return path
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """NaN (no test could be made) as null, numpy numbers as Python's: strict JSON."""
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

@@ -313,7 +313,7 @@ def write_site(board: Leaderboard, out_dir: str | Path) -> Path:
     for name in SITE_FILES:
         with importlib.resources.as_file(assets / name) as source:
             shutil.copyfile(source, out / name)
-    payload = json.dumps(comparing._json_safe(board.to_json()), indent=1, allow_nan=False, ensure_ascii=False)
+    payload = json.dumps(comparing.json_safe(board.to_json()), indent=1, allow_nan=False, ensure_ascii=False)
     (out / "leaderboard.json").write_text(payload + "\n", encoding="utf-8")
     # the page reads the data from a script (fetch() of a file:// page is refused); "</" never closes it early
     (out / "data.js").write_text("window.LEADERBOARD = " + payload.replace("</", "<\\/") + ";\n", encoding="utf-8")
