@@ -24,9 +24,3 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     by_folded = {k.casefold(): k for k in sorted(known)}
     close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1, cutoff=0.6)
     return f" (did you mean {by_folded[close[0]]!r}?)" if close else ""
-
-
-def unknown_names(kind: str, given: list[str], known: list[str] | set[str] | dict[str, object]) -> str:
-    """The error for names that are none of ``known``: each with its closest known name, then every known name."""
-    shown = [f"{name!r}{did_you_mean(name, known)}" for name in given]
-    return f"unknown {kind}{'s' if len(given) > 1 else ''} {', '.join(shown)}; known: {', '.join(sorted(known))}"

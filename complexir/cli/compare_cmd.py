@@ -6,7 +6,8 @@ import argparse
 import logging
 
 from complexir.api.options import CompareOptions
-from complexir.cli.early_checks import check_existing_folders, check_folder_option
+from complexir.api.run import check_folder_option
+from complexir.cli.early_checks import check_existing_folders
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from complexir.api.run import check_folder_option
 from complexir.cli.argument_types import did_you_mean
 from complexir.hub.data_source import DATA_DIR_ENV, HUB
 from complexir.registry.benchmarks import all_specs, task_benchmarks
@@ -78,13 +79,6 @@ def check_benchmark_folders(data_dir: Path, tasks: Sequence[str] | None, benchma
         folders = ", ".join(f"{spec.folder}/" for spec in wanted)
         raise FileNotFoundError(f"data dir {data_dir} holds no benchmark folder ({folders}); build one with "
                                 "`complexir build`")
-
-
-def check_folder_option(option: str, value: str | None) -> None:
-    """A folder the command writes (``--output``, ``--cache``) may not exist yet, but may not be a file: found now,
-    not after the model has encoded for an hour."""
-    if value is not None and Path(value).expanduser().exists() and not Path(value).expanduser().is_dir():
-        raise NotADirectoryError(f"{option} {value}: not a folder")
 
 
 def check_existing_folders(option: str, values: Iterable[str | None]) -> None:
