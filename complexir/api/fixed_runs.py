@@ -113,14 +113,13 @@ def refuse_other_data(folder: Any, task: Any) -> None:
     """A runs folder whose ``runs.json`` says ``task``'s rankings were made on other data than the data scored
     (another build's digest, another Hub revision) is refused, as ``complexir fuse`` refuses it: its document ids
     may name other documents. Demo data against demo data is fine (a newer complexir may ship a changed demo)."""
-    from complexir.hub import provenance
     from complexir.runs.folder import MANIFEST, RunsError
 
     recorded = (folder.data(task.metadata.name) or {}).get("revision")
     if recorded is None:
         return
     ours = task.data_provenance()
-    if recorded == ours.revision or (ours.is_demo and provenance.kind_of_revision(recorded) == provenance.DEMO):
+    if ours.same_data_as(recorded):
         return
     raise RunsError(f"{folder.path / MANIFEST}: the runs of {task.metadata.name} were made on data {recorded!r}, but "
                     f"this run scores {ours.describe()}; score them on the data they ranked (--data-dir), or pass "

@@ -92,7 +92,6 @@ def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
     other. Demo over demo is fine (a newer complexir may ship a changed demo)."""
     import mteb
 
-    from complexir.hub import provenance
 
     path = mteb.ResultCache(output).get_task_result_path(task.metadata.name, meta)
     if not path.is_file():
@@ -104,7 +103,7 @@ def check_no_other_data(output: Path, meta: Any, task: Any) -> None:
                          "that this run would replace cannot be read; remove it, or choose another --output") from None
     existing = payload.get("dataset_revision") if isinstance(payload, dict) else None
     ours = task.data_provenance()
-    if existing == ours.revision or (ours.is_demo and provenance.kind_of_revision(existing) == provenance.DEMO):
+    if ours.same_data_as(existing):
         return
     raise FileExistsError(f"{path} holds results of other data (dataset revision {existing!r}); this run scores "
                           f"{ours.describe()}. Choose another --output, or remove that file to replace it")

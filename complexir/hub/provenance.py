@@ -51,6 +51,11 @@ class DataProvenance:
     def is_demo(self) -> bool:
         return self.kind == DEMO
 
+    def same_data_as(self, revision: str | None) -> bool:
+        """Whether something recorded as made on ``revision`` (a result, a runs folder) was made on this data. Demo
+        against demo counts as the same: a newer complexir may ship a changed demo."""
+        return revision == self.revision or (self.is_demo and kind_of_revision(revision) == DEMO)
+
     def describe(self) -> str:
         if self.kind == HUB:
             return f"Hub dataset {self.name} at commit {self.version}"
